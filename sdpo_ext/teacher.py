@@ -1,0 +1,71 @@
+"""Teacher weights: EMA of the student, the trust-region logit mix, and the teacher spec.
+
+Modes: ``ema`` θ_T ← (1−r)·θ_T + r·θ_S after each policy update (authors' default, r = 0.05);
+``trust_region`` teacher logits = ref + r·(student − ref) with a frozen reference (authors'
+"trust-region"); ``frozen`` the initial policy; ``live`` the current student itself (the paper's
+unregularised teacher, which diverged in its Table 4; kept for ablations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import torch
+
+TEACHER_MODES = ("ema", "trust_region", "frozen", "live")
+
+
+def _check_rate(rate: float) -> float:
+    rate = float(rate)
+    if not 0.0 <= rate <= 1.0:  # also rejects NaN
+        raise ValueError(f"teacher update rate must be in [0, 1], got {rate}")
+    return rate
+
+
+@dataclass(frozen=True)
+class TeacherSpec:
+    """How the teacher's weights are obtained. ``update_rate`` is the EMA rate (ema) or the mixing
+    coefficient (trust_region); it is ignored by frozen and live."""
+
+    mode: str = "ema"
+    update_rate: float = 0.05
+
+    def __post_init__(self) -> None:
+        if self.mode not in TEACHER_MODES:
+            raise ValueError(f"teacher mode must be one of {TEACHER_MODES}, got {self.mode!r}")
+        _check_rate(self.update_rate)
+
+    @property
+    def needs_separate_weights(self) -> bool:
+        """Whether the teacher needs its own copy of the weights (all but live)."""
+        return self.mode != "live"
+
+
+@torch.no_grad()
+def ema_update_(teacher_params: Iterable[torch.Tensor], student_params: Iterable[torch.Tensor], rate: float) -> None:
+    """In place: θ_T ← (1−rate)·θ_T + rate·θ_S for each pair. The student tensor is cast to the
+    teacher's device and dtype (keep an fp32 teacher when rate is small: bf16 cannot hold a 1%
+    step of a small difference)."""
+    rate = _check_rate(rate)
+    teacher = list(teacher_params)
+    student = list(student_params)
+    if len(teacher) != len(student):
+        raise ValueError(f"teacher has {len(teacher)} parameters, student {len(student)}")
+    for i, (t, s) in enumerate(zip(teacher, student)):
+        if t.shape != s.shape:
+            raise ValueError(f"parameter {i}: teacher shape {tuple(t.shape)} != student shape {tuple(s.shape)}")
+    if rate == 0.0:
+        return
+    for t, s in zip(teacher, student):
+        t.lerp_(s.detach().to(device=t.device, dtype=t.dtype), rate)
+
+
+def trust_region_logits(reference_logits: torch.Tensor, student_logits: torch.Tensor, rate: float) -> torch.Tensor:
+    """Teacher logits ref + rate·(student − ref) (authors' torch.lerp of the two models' logits on
+    the teacher input); both sides detached: the teacher is a constant."""
+    rate = _check_rate(rate)
+    if reference_logits.shape != student_logits.shape:
+        raise ValueError(f"logit shapes differ: {tuple(reference_logits.shape)} vs {tuple(student_logits.shape)}")
+    dtype = torch.promote_types(reference_logits.dtype, student_logits.dtype)
+    return torch.lerp(reference_logits.detach().to(dtype), student_logits.detach().to(dtype), rate)
