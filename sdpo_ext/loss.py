@@ -81,39 +81,37 @@ def divergence(student_logp: torch.Tensor, teacher_logp: torch.Tensor, alpha: fl
     return (1.0 - alpha) * kl(s, log_m) + alpha * kl(t, log_m)
 
 
-class _ChunkedLogSumExp(torch.autograd.Function):
-    """logsumexp(x / T) over the last dim of a 2-D tensor, in fp32, ``chunk_rows`` rows at a time.
+class _GatheredLogSoftmax(torch.autograd.Function):
+    """log_softmax(x / T) of a 2-D tensor at ``ids`` [N, k], in fp32, ``chunk_rows`` rows at a time.
 
-    Saves only the input (which the model keeps anyway) and the [N] result: the backward
-    recomputes softmax chunk by chunk, so no full-size fp32 copy of the logits is kept alive.
+    Saves only the input (which the model keeps anyway), the ids and the [N] log-normalisers; the
+    backward recomputes softmax chunk by chunk and writes ONE gradient buffer in the logits' dtype:
+    d/dx_v = (g_v - p_v * sum_k g_k) / T with g scattered at the ids. No full-size fp32 copy stays alive.
     """
 
     @staticmethod
-    def forward(ctx, logits: torch.Tensor, temperature: float, chunk_rows: int) -> torch.Tensor:
-        out = torch.empty(logits.shape[0], dtype=torch.promote_types(logits.dtype, torch.float32), device=logits.device)
+    def forward(ctx, logits: torch.Tensor, ids: torch.Tensor, temperature: float, chunk_rows: int) -> torch.Tensor:
+        out_dtype = torch.promote_types(logits.dtype, torch.float32)
+        lse = torch.empty(logits.shape[0], dtype=out_dtype, device=logits.device)
         for start in range(0, logits.shape[0], chunk_rows):
-            block = _as_float(logits[start:start + chunk_rows]) / temperature
-            out[start:start + chunk_rows] = torch.logsumexp(block, dim=-1)
-        ctx.save_for_backward(logits, out)
+            block = logits[start:start + chunk_rows].to(out_dtype) / temperature
+            lse[start:start + chunk_rows] = torch.logsumexp(block, dim=-1)
+        ctx.save_for_backward(logits, ids, lse)
         ctx.temperature = temperature
         ctx.chunk_rows = chunk_rows
-        return out
+        return torch.gather(logits, -1, ids).to(out_dtype) / temperature - lse[:, None]
 
     @staticmethod
     def backward(ctx, grad_out: torch.Tensor):
-        logits, lse = ctx.saved_tensors
+        logits, ids, lse = ctx.saved_tensors
         grad = torch.empty_like(logits)
         for start in range(0, logits.shape[0], ctx.chunk_rows):
             stop = start + ctx.chunk_rows
-            block = _as_float(logits[start:stop]) / ctx.temperature
-            prob = torch.exp(block - lse[start:stop, None])
-            grad[start:stop] = (prob * (grad_out[start:stop, None] / ctx.temperature)).to(logits.dtype)
-        return grad, None, None
-
-
-def _log_normaliser(logits: torch.Tensor, temperature: float, chunk_rows: int | None) -> torch.Tensor:
-    """[N, V] -> [N]: logsumexp(logits / T) in fp32."""
-    return _ChunkedLogSumExp.apply(logits, temperature, chunk_rows or max(1, logits.shape[0]))
+            g_out = grad_out[start:stop].to(lse.dtype)
+            block = -torch.exp(logits[start:stop].to(lse.dtype) / ctx.temperature - lse[start:stop, None])
+            block.mul_(g_out.sum(-1, keepdim=True)).scatter_add_(-1, ids[start:stop], g_out)
+            grad[start:stop] = block.div_(ctx.temperature).to(logits.dtype)
+        return grad, None, None, None
 
 
 def _check_logits(name: str, logits: torch.Tensor) -> None:
@@ -150,7 +148,9 @@ def student_topk(student_logits: torch.Tensor, k: int, temperature: float = 1.0,
     temperature = _check_temperature(temperature)
     if not 1 <= int(k) <= student_logits.shape[-1]:
         raise ValueError(f"k must be in [1, V={student_logits.shape[-1]}], got {k}")
-    ids = torch.topk(student_logits.detach(), int(k), dim=-1).indices
+    step = chunk_rows or max(1, student_logits.shape[0])
+    detached = student_logits.detach()
+    ids = torch.cat([torch.topk(detached[i:i + step], int(k), dim=-1).indices for i in range(0, detached.shape[0], step)])
     return gather_logp(student_logits, ids, temperature, chunk_rows), ids
 
 
@@ -161,8 +161,9 @@ def gather_logp(logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.
     temperature = _check_temperature(temperature)
     if ids.dim() != 2 or ids.shape[0] != logits.shape[0]:
         raise ValueError(f"ids must be [N={logits.shape[0]}, k], got shape {tuple(ids.shape)}")
-    picked = _as_float(torch.gather(logits, -1, ids)) / temperature
-    return picked - _log_normaliser(logits, temperature, chunk_rows)[:, None]
+    if chunk_rows is not None and chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be >= 1 or None, got {chunk_rows}")
+    return _GatheredLogSoftmax.apply(logits, ids, temperature, chunk_rows or max(1, logits.shape[0]))
 
 
 def topk_support(
