@@ -55,12 +55,18 @@ def add_tail_bucket(logp: torch.Tensor) -> torch.Tensor:
     return torch.cat([logp, tail], dim=-1)
 
 
+def renormalize(logp: torch.Tensor) -> torch.Tensor:
+    """log-probabilities renormalised over the last dimension: logp − logsumexp(logp)."""
+    return logp - torch.logsumexp(logp, dim=-1, keepdim=True)
+
+
 def divergence(student_logp: torch.Tensor, teacher_logp: torch.Tensor, alpha: float, add_tail: bool = False) -> torch.Tensor:
     """Per-position divergence between student S and teacher T, ``[..., S] -> [...]``.
 
     alpha = 0: forward KL(T‖S); alpha = 1: reverse KL(S‖T); 0 < alpha < 1: generalized JSD
     (1−α)·KL(S‖M) + α·KL(T‖M) with M = (1−α)S + αT, log M = logsumexp(log(1−α)+log S, log α+log T).
-    ``add_tail`` first appends the tail bucket (see ``add_tail_bucket``) to both. Inputs are
+    ``add_tail`` first appends the tail bucket (see ``add_tail_bucket``) to both; without it both are
+    renormalised over the support (authors' top-K rule; a no-op up to rounding on the full vocab). Inputs are
     log-probabilities over a common support (the caller gathers them); computed in fp32 (fp64 kept);
     the teacher is detached, so gradients reach the student only.
     """
@@ -73,6 +79,8 @@ def divergence(student_logp: torch.Tensor, teacher_logp: torch.Tensor, alpha: fl
     t = _as_float(teacher_logp.detach()).to(s.dtype)
     if add_tail:
         s, t = add_tail_bucket(s), add_tail_bucket(t)
+    else:
+        s, t = renormalize(s), renormalize(t)
     if alpha == 0.0:
         return kl(t, s)
     if alpha == 1.0:

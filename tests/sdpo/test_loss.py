@@ -8,6 +8,7 @@ import torch
 from sdpo_ext.loss import (
     AGG_MODES,
     add_tail_bucket,
+    renormalize,
     aggregate_loss,
     distillation_loss_matrix,
     divergence,
@@ -83,6 +84,10 @@ def test_divergence_nonnegative_and_zero_iff_equal(alpha):
     assert divergence(a, a, alpha).abs().max().item() < 1e-12
 
 
+def test_renormalize():
+    torch.testing.assert_close(renormalize(logt([0.2, 0.6])), logt([0.25, 0.75]))
+
+
 def test_tail_bucket_values_and_clamp():
     topk = logt([0.5, 0.3])
     out = add_tail_bucket(topk)
@@ -102,6 +107,14 @@ def test_divergence_with_tail_equals_three_way_formula():
     for alpha in (0.0, 0.5, 1.0):
         expected = py_kl(T, S) if alpha == 0 else py_kl(S, T) if alpha == 1 else py_jsd(S, T, alpha)
         assert divergence(s2, t2, alpha, add_tail=True).item() == pytest.approx(expected, rel=1e-10)
+
+
+def test_topk_without_tail_is_renormalised():
+    # top-2 without tail: S -> [0.5, 0.3]/0.8 = [5/8, 3/8], T -> [0.2, 0.5]/0.7 = [2/7, 5/7]
+    s2, t2 = [5 / 8, 3 / 8], [2 / 7, 5 / 7]
+    for alpha in (0.0, 0.4, 1.0):
+        expected = py_kl(t2, s2) if alpha == 0 else py_kl(s2, t2) if alpha == 1 else py_jsd(s2, t2, alpha)
+        assert divergence(logt(S[:2]), logt(T[:2]), alpha).item() == pytest.approx(expected, rel=1e-10)
 
 
 def test_full_vocab_vs_topk_support():
