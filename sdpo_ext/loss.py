@@ -146,6 +146,8 @@ def full_log_softmax(logits: torch.Tensor, temperature: float = 1.0, chunk_rows:
         block = logits[start:start + step]
         block = block / temperature if temperature != 1.0 else block
         parts.append(torch.log_softmax(block, dim=-1, dtype=torch.promote_types(block.dtype, torch.float32)))
+    if not parts:  # no rows
+        return torch.empty(logits.shape, dtype=torch.promote_types(logits.dtype, torch.float32), device=logits.device)
     return torch.cat(parts, dim=0) if len(parts) != 1 else parts[0]
 
 
@@ -158,7 +160,10 @@ def student_topk(student_logits: torch.Tensor, k: int, temperature: float = 1.0,
         raise ValueError(f"k must be in [1, V={student_logits.shape[-1]}], got {k}")
     step = chunk_rows or max(1, student_logits.shape[0])
     detached = student_logits.detach()
-    ids = torch.cat([torch.topk(detached[i:i + step], int(k), dim=-1).indices for i in range(0, detached.shape[0], step)])
+    ids = torch.cat(
+        [torch.topk(detached[i:i + step], int(k), dim=-1).indices for i in range(0, detached.shape[0], step)]
+        or [torch.empty((0, int(k)), dtype=torch.long, device=detached.device)]
+    )
     return gather_logp(student_logits, ids, temperature, chunk_rows), ids
 
 

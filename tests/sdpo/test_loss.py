@@ -154,6 +154,13 @@ def test_chunked_rows_match_unchunked_values_and_grads():
     torch.testing.assert_close(full_log_softmax(base, 0.7, chunk_rows=4), torch.log_softmax(base / 0.7, -1))
 
 
+@pytest.mark.parametrize("k", [None, 3])
+def test_zero_rows(k):
+    s, t = topk_support(torch.zeros(0, 7, requires_grad=True), torch.zeros(0, 7), k, chunk_rows=4)
+    assert s.shape == t.shape == (0, 7 if k is None else 3)
+    assert divergence(s, t, 0.5).shape == (0,)
+
+
 def test_gather_logp_gradient_is_exact():
     x = torch.randn(5, 13, dtype=torch.float64, requires_grad=True)
     ids = torch.randint(0, 13, (5, 3))
