@@ -143,6 +143,9 @@ def test_teacher_prompt_keeps_system_and_user_bytes(sdpo_smollm2_tokenizer):
     end_of_user = student_text.index(student[-1]["content"]) + len(student[-1]["content"])
     signal = TeacherSignal(demonstration="```lean4\ntheorem t3 (n : ℕ) : n + 3 = 3 + n := by\n  omega\n```")
     teacher_ids = tokenize_teacher_prompt(tok, student, signal, RepromptConfig())
+    closing = len(tok("<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)["input_ids"])
+    assert tok.decode(student_ids[len(student_ids) - closing:]) == "<|im_end|>\n<|im_start|>assistant\n"
+    assert teacher_ids[: len(student_ids) - closing] == student_ids[: len(student_ids) - closing]
     common = next((i for i, (a, b) in enumerate(zip(student_ids, teacher_ids)) if a != b), len(student_ids))
     assert tok.decode(teacher_ids[:common]).startswith(student_text[:end_of_user])
     teacher_text = tok.decode(teacher_ids)
