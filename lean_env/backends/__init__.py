@@ -1,0 +1,1 @@
+"""Lean backends implementing `lean_env.types.LeanBackend` (imported lazily by users)."""

@@ -1,0 +1,89 @@
+"""A stand-in for `lake exe repl`: the REPL's stdin/stdout framing and JSON shapes, scripted.
+
+Run: python -m lean_env.testing.fake_repl [--import-delay S] [--proof-delay S] [--rules FILE|JSON]
+                                           [--sorry-quote "'"|"`"] [--spawn-child]
+Rules may also come from $FAKE_REPL_RULES (a path or inline JSON); see semantics.py.
+Framing as in REPL/Main.lean: a request ends at a whitespace-only line; its lines are
+right-trimmed and joined without newlines; requests starting with `#` or `--` are skipped;
+EOF exits 0; malformed JSON exits 1 with nothing on stdout. Each answer is Lean's pretty JSON
+followed by a blank line. `--spawn-child` runs the loop in a child process, like `lake env`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from lean_env.testing.leanjson import pretty
+from lean_env.testing.semantics import FakeLean, load_rules
+
+_HOARD: list[bytes] = []
+
+
+def _requests(stream):
+    buf: list[str] = []
+    for line in stream:
+        if line.strip():
+            buf.append(line.rstrip())
+            continue
+        if buf:
+            yield "".join(buf)
+            buf = []
+    if buf:
+        yield "".join(buf)
+
+
+def serve(args: argparse.Namespace) -> int:
+    lean = FakeLean(rules=load_rules(args.rules or os.environ.get("FAKE_REPL_RULES")), sorry_quote=args.sorry_quote)
+    out = sys.stdout
+    for text in _requests(sys.stdin):
+        if text.startswith("#") or text.startswith("--"):
+            continue
+        try:
+            req = json.loads(text)
+            resp, fx = lean.handle(req)
+        except ValueError as e:
+            print(f"uncaught exception: {e}", file=sys.stderr, flush=True)
+            return 1
+        is_header = isinstance(req, dict) and "env" not in req and str(req.get("cmd", "")).lstrip().startswith("import")
+        time.sleep(args.import_delay if is_header else args.proof_delay + fx.delay_s)
+        if fx.grow_mb:
+            _HOARD.append(b"\x01" * (fx.grow_mb << 20))
+        if fx.stderr_bytes:
+            sys.stderr.write("w" * fx.stderr_bytes + "\n")
+            sys.stderr.flush()
+        if fx.action == "hang":
+            while True:
+                time.sleep(3600)
+        if fx.action == "crash":
+            out.write('{"env":')
+            out.flush()
+            os._exit(134)
+        if fx.action == "garbage":
+            out.write("Segmentation fault? no: this is not JSON\n\n")
+            out.flush()
+            continue
+        out.write(pretty(resp) + "\n\n")
+        out.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--import-delay", type=float, default=0.0, help="seconds to 'import' a header")
+    ap.add_argument("--proof-delay", type=float, default=0.0, help="seconds per non-import command")
+    ap.add_argument("--rules", default=None, help="rules JSON file or inline JSON list")
+    ap.add_argument("--sorry-quote", default="`", choices=["`", "'"], help="' before Lean v4.28, ` after")
+    ap.add_argument("--spawn-child", action="store_true", help="serve from a child process (like `lake env`)")
+    args = ap.parse_args(argv)
+    if args.spawn_child:
+        child_argv = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--spawn-child"]
+        return subprocess.call([sys.executable, "-m", "lean_env.testing.fake_repl", *child_argv])
+    return serve(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

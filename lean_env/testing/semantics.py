@@ -1,0 +1,189 @@
+"""Rule-driven fake Lean semantics shared by the REPL double and the Kimina double.
+
+Rules (JSON list, first match wins, regex searched in the command text):
+  {"match": "nlinarith", "outcome": "error", "message": "linarith failed", "line": 2, "col": 2}
+outcome: valid | error | sorry | tactic_sorry | axiom | unknown_constant | repl_error |
+         hang | crash | garbage
+optional side effects on any rule: "delay_s", "grow_mb", "stderr_bytes".
+Without a matching rule a command is valid, except that a literal `sorry` gives a sorry entry
+and the "declaration uses sorry" warning, `native_decide` adds `Lean.ofReduceBool`, and a
+theorem mentioning a declared `axiom` depends on it. `#print axioms X` answers as Lean does:
+"'X' depends on axioms: [...]" or "Unknown constant `X`".
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+STANDARD_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
+_DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:theorem|lemma)\s+([^\s():{}\[\]]+)")
+_AXIOM_DECL = re.compile(r"(?m)^[ \t]*axiom\s+([^\s():{}\[\]]+)")
+_PRINT = re.compile(r"(?m)^#print axioms\s+(\S+)")
+_SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
+OUTCOMES = {"valid", "error", "sorry", "tactic_sorry", "axiom", "unknown_constant", "repl_error",
+            "hang", "crash", "garbage"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    match: re.Pattern
+    outcome: str = "valid"
+    message: str = "error"
+    line: int | None = None
+    col: int | None = None
+    axioms: tuple[str, ...] = ()
+    goal: str = "⊢ False"
+    delay_s: float = 0.0
+    grow_mb: int = 0
+    stderr_bytes: int = 0
+
+
+@dataclass
+class Effects:
+    """What the process should do besides printing the response."""
+
+    delay_s: float = 0.0
+    grow_mb: int = 0
+    stderr_bytes: int = 0
+    action: str | None = None  # hang | crash | garbage
+
+
+def load_rules(spec: str | list | None) -> list[Rule]:
+    """Rules from a JSON list, a JSON string, or a path to a JSON file."""
+    if spec is None or spec == "":
+        return []
+    if isinstance(spec, str):
+        spec = json.loads(open(spec).read() if os.path.exists(spec) else spec)
+    rules = []
+    for r in spec:
+        if r.get("outcome", "valid") not in OUTCOMES:
+            raise ValueError(f"unknown outcome {r.get('outcome')!r}; choose from {sorted(OUTCOMES)}")
+        kw = {k: v for k, v in r.items() if k != "match"}
+        if "axioms" in kw:
+            kw["axioms"] = tuple(kw["axioms"])
+        rules.append(Rule(match=re.compile(r["match"], re.M), **kw))
+    return rules
+
+
+def _pos(text: str, offset: int) -> dict:
+    line = text.count("\n", 0, offset) + 1
+    return {"line": line, "column": offset - (text.rfind("\n", 0, offset) + 1)}
+
+
+def _msg(severity: str, pos: dict, end: dict | None, data: str) -> dict:
+    return {"severity": severity, "pos": pos, "endPos": end, "data": data.strip()}
+
+
+@dataclass
+class FakeLean:
+    """Per-process state: env and proofState counters and the declarations of each env."""
+
+    rules: list[Rule] = field(default_factory=list)
+    sorry_quote: str = "`"            # "'" before Lean v4.28
+    envs: list[dict[str, tuple[str, ...]]] = field(default_factory=list)
+    env_axioms: list[set[str]] = field(default_factory=list)
+    proof_states: int = 0
+
+    def handle(self, req: Any) -> tuple[dict, Effects]:
+        """Answer one decoded request (forms in the REPL's precedence order)."""
+        if not isinstance(req, dict):
+            raise ValueError("request is not a JSON object")
+        if "tactic" in req and "proofState" in req:
+            if not isinstance(req["proofState"], int) or not 0 <= req["proofState"] < self.proof_states:
+                return {"message": "Unknown proof state."}, Effects()
+            self.proof_states += 1
+            return {"proofStatus": "Completed", "proofState": self.proof_states - 1, "goals": []}, Effects()
+        if any(k in req for k in ("pickleTo", "unpickleEnvFrom", "unpickleProofStateFrom")):
+            return {"message": "Lean error:\npickling is not supported by the fake REPL"}, Effects()
+        if "cmd" in req:
+            return self.command(str(req["cmd"]), req.get("env"))
+        if "path" in req:
+            try:
+                text = open(req["path"]).read()
+            except OSError as e:
+                return {"message": f"Lean error:\n{e}"}, Effects()
+            return self.command(text, req.get("env"))
+        raise ValueError("could not parse as a valid JSON command")
+
+    def _new_env(self, decls: dict, axioms: set) -> int:
+        self.envs.append(decls)
+        self.env_axioms.append(axioms)
+        return len(self.envs) - 1
+
+    def command(self, text: str, env: Any) -> tuple[dict, Effects]:
+        if env is not None and (not isinstance(env, int) or not 0 <= env < len(self.envs)):
+            return {"message": "Unknown environment."}, Effects()
+        decls = dict(self.envs[env]) if env is not None else {}
+        axioms = set(self.env_axioms[env]) if env is not None else set()
+        messages: list[dict] = []
+        sorries: list[dict] = []
+        effects = Effects()
+        if re.match(r"\s*import\b", text) and env is not None:
+            messages.append(_msg("error", {"line": 1, "column": 0}, {"line": 1, "column": 6},
+                                 "invalid 'import' command, it must be used in the beginning of the file"))
+        rule = next((r for r in self.rules if r.match.search(text)), None)
+        extra_axioms: set[str] = set()
+        warn_sorry = False
+        if rule is not None:
+            effects = Effects(rule.delay_s, rule.grow_mb, rule.stderr_bytes,
+                              rule.outcome if rule.outcome in ("hang", "crash", "garbage") else None)
+            m = rule.match.search(text)
+            assert m is not None
+            pos = _pos(text, m.start())
+            if rule.line is not None:
+                pos = {"line": rule.line, "column": rule.col or 0}
+            end = {"line": pos["line"], "column": pos["column"] + max(1, m.end() - m.start())}
+            if rule.outcome == "repl_error":
+                return {"message": "Lean error:\n" + rule.message}, effects
+            if rule.outcome == "error":
+                messages.append(_msg("error", pos, end, rule.message))
+                extra_axioms.add("sorryAx")
+            elif rule.outcome == "sorry":
+                sorries.append({"proofState": self.proof_states, "pos": pos, "goal": rule.goal, "endPos": end})
+                self.proof_states += 1
+                extra_axioms.add("sorryAx")
+                warn_sorry = True
+            elif rule.outcome == "tactic_sorry":
+                extra_axioms.add("sorryAx")
+                warn_sorry = True
+            elif rule.outcome == "axiom":
+                extra_axioms.update(rule.axioms or ("cheat",))
+        for m in _AXIOM_DECL.finditer(text):
+            axioms.add(m.group(1))
+        if rule is None or rule.outcome == "valid":
+            for m in _SORRY.finditer(text):
+                sorries.append({"proofState": self.proof_states, "pos": _pos(text, m.start()), "goal": "⊢ False",
+                                "endPos": _pos(text, m.end())})
+                self.proof_states += 1
+                extra_axioms.add("sorryAx")
+                warn_sorry = True
+        if "native_decide" in text:
+            extra_axioms.add("Lean.ofReduceBool")
+        extra_axioms.update(a for a in axioms if re.search(r"(?<![\w.])" + re.escape(a) + r"(?![\w'])", text))
+        for m in _DECL.finditer(text):
+            decls[m.group(1)] = tuple(sorted(set(STANDARD_AXIOMS) | extra_axioms))
+            if warn_sorry:
+                name_pos = _pos(text, m.start(1))
+                messages.append(_msg("warning", name_pos, {"line": name_pos["line"], "column": name_pos["column"] + len(m.group(1))},
+                                     f"declaration uses {self.sorry_quote}sorry{self.sorry_quote}"))
+        if rule is not None and rule.outcome == "unknown_constant":
+            decls.pop(next(iter(_DECL.findall(text)), ""), None)
+        for m in _PRINT.finditer(text):
+            name, pos = m.group(1), _pos(text, m.start())
+            end = {"line": pos["line"], "column": pos["column"] + len(m.group(0))}
+            if name in decls:
+                axs = decls[name]
+                data = (f"'{name}' depends on axioms: [{', '.join(axs)}]" if axs
+                        else f"'{name}' does not depend on any axioms")
+                messages.append(_msg("info", pos, end, data))
+            else:
+                messages.append(_msg("error", {"line": pos["line"], "column": 15}, end, f"Unknown constant `{name}`"))
+        out: dict[str, Any] = {"env": self._new_env(decls, axioms)}
+        if messages:
+            out["messages"] = messages
+        if sorries:
+            out["sorries"] = sorries
+        return out, effects
