@@ -24,9 +24,10 @@ _DECL = re.compile(
 _HEADER_LINE = re.compile(r"^\s*(import\s+\S.*|set_option\s+\S+\s+\S+\s*|open\s+[^\n]*)$")
 _WORD = r"(?<![\w.'!?]){}(?![\w'!?])"
 # (pattern, reason) checked anywhere in the answer block.
+_SORRY_WORDS = [(re.compile(_WORD.format(w)), f"uses `{w}`") for w in ("sorry", "admit", "sorryAx")]
 _DENY = [
     (re.compile(_WORD.format(w)), f"uses `{w}`")
-    for w in ("sorry", "admit", "sorryAx", "axiom", "axioms", "native_decide", "ofReduceBool", "ofReduceNat",
+    for w in ("axiom", "axioms", "native_decide", "ofReduceBool", "ofReduceNat",
               "trustCompiler", "implemented_by", "extern", "unsafe", "macro", "macro_rules", "syntax",
               "notation", "infix", "infixl", "infixr", "prefix", "postfix", "elab", "elab_rules",
               "run_cmd", "run_tac", "run_elab", "run_meta", "initialize", "builtin_initialize", "addDecl",
@@ -131,6 +132,9 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
     if bad_char:
         return ScreenResult(False, f"contains the invisible/control character {bad_char}", Verdict.FORBIDDEN, statement)
     norm = normalise(code)
+    reason = _deny(norm, _SORRY_WORDS)
+    if reason:
+        return ScreenResult(False, f"the answer {reason}", Verdict.SORRY, statement)
     reason = _deny(norm, _DENY)
     if reason:
         return ScreenResult(False, f"the answer {reason}", Verdict.FORBIDDEN, statement)

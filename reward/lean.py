@@ -1,0 +1,172 @@
+"""verl `compute_score` for Lean proofs, built on `lean_env`.
+
+Return contract (all scalars, every call, for every input):
+  score        1.0 valid, 0.0 genuine proof failure; 0.0 placeholder for infra (masked)
+  verdict      one of lean_env.Verdict values
+  feedback     text for the teacher; "" for valid and for infra
+  infra        1.0 if the sample must be masked out of training (INFRA or TIMEOUT after retries)
+  lean_time_s  Lean time of the final attempt
+Config: verl's `reward.custom_reward_function.reward_kwargs` (keys of `CONFIG_DEFAULTS`),
+falling back to env vars LEAN_BACKEND, LEAN_SERVER_API_URL, LEAN_SERVER_API_KEY,
+LEAN_REPL_COMMAND, LEAN_WORKSPACE. One backend per (process, event loop, config), created
+lazily and reused by all concurrent calls.
+Departure: a Lean timeout counts as infra (masked), not as a failed proof, because on a shared
+server a timeout often reflects load rather than the proof.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from typing import Any, Iterable, Mapping
+
+from lean_env import DEFAULT_HEADER, Task, Verdict, parse_statement, verify
+from lean_env.types import LeanBackend
+
+log = logging.getLogger(__name__)
+
+CONFIG_DEFAULTS: dict[str, Any] = {
+    "backend": None,            # "kimina" | "repl" | "repl-ray"; env LEAN_BACKEND, default "kimina"
+    "url": None,                # Kimina base URL; env LEAN_SERVER_API_URL, default http://localhost:8000
+    "api_key": None,            # env LEAN_SERVER_API_KEY
+    "endpoint": "check",        # Kimina: "check" (/api/check) or "verify" (legacy /verify)
+    "batch_size": 8,            # Kimina snippets per request
+    "max_concurrency": 8,       # Kimina requests in flight; verify_many samples in flight
+    "repl_command": None,       # env LEAN_REPL_COMMAND, default "lake exe repl"
+    "workspace": None,          # Mathlib workspace (cwd of the REPL); env LEAN_WORKSPACE
+    "num_repls": 1,             # REPL processes per pool
+    "max_uses": 500,            # recycle a REPL after this many proofs
+    "max_rss_mb": None,         # recycle a REPL whose process tree exceeds this RSS
+    "mem_limit_mb": None,       # RLIMIT_AS per REPL process
+    "import_timeout_s": 300.0,  # header import limit for a fresh REPL
+    "ray_actors": 1,            # repl-ray: number of Ray actors each holding a pool
+    "timeout_s": 60.0,          # per-proof Lean wall-clock limit
+    "infra_retries": 2,         # re-runs after an infrastructure failure
+    "timeout_retries": 1,       # re-runs after a timeout
+    "backoff_s": 1.0,           # first retry delay, doubled per retry
+}
+_VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
+_backends: dict[tuple, tuple[asyncio.AbstractEventLoop, LeanBackend]] = {}
+
+
+def resolve_config(**kwargs: Any) -> dict[str, Any]:
+    """Merge kwargs over env vars over defaults; unknown keys raise (typos must not pass silently)."""
+    unknown = set(kwargs) - set(CONFIG_DEFAULTS) - _VERL_KWARGS
+    if unknown:
+        raise ValueError(f"unknown Lean reward option(s) {sorted(unknown)}; known: {sorted(CONFIG_DEFAULTS)}")
+    cfg = {**CONFIG_DEFAULTS, **{k: v for k, v in kwargs.items() if k in CONFIG_DEFAULTS and v is not None}}
+    cfg["backend"] = cfg["backend"] or os.environ.get("LEAN_BACKEND") or "kimina"
+    cfg["url"] = cfg["url"] or os.environ.get("LEAN_SERVER_API_URL") or "http://localhost:8000"
+    cfg["api_key"] = cfg["api_key"] or os.environ.get("LEAN_SERVER_API_KEY")
+    cfg["repl_command"] = cfg["repl_command"] or os.environ.get("LEAN_REPL_COMMAND") or "lake exe repl"
+    cfg["workspace"] = cfg["workspace"] or os.environ.get("LEAN_WORKSPACE")
+    if cfg["backend"] not in ("kimina", "repl", "repl-ray"):
+        raise ValueError(f"backend must be 'kimina', 'repl' or 'repl-ray', got {cfg['backend']!r}")
+    return cfg
+
+
+def _make_backend(cfg: Mapping[str, Any]) -> LeanBackend:
+    if cfg["backend"] == "kimina":
+        from lean_env.backends.kimina import KiminaBackend
+
+        return KiminaBackend(cfg["url"], cfg["api_key"], endpoint=cfg["endpoint"], batch_size=int(cfg["batch_size"]),
+                             max_concurrency=int(cfg["max_concurrency"]))
+    pool_kwargs = dict(command=cfg["repl_command"], cwd=cfg["workspace"], num_repls=int(cfg["num_repls"]),
+                       max_uses=int(cfg["max_uses"]), max_rss_mb=cfg["max_rss_mb"], mem_limit_mb=cfg["mem_limit_mb"],
+                       import_timeout_s=float(cfg["import_timeout_s"]))
+    if cfg["backend"] == "repl-ray":
+        from lean_env.ray_actor import RayReplBackend
+
+        return RayReplBackend(num_actors=int(cfg["ray_actors"]), **pool_kwargs)
+    from lean_env.backends.repl import ReplPool
+
+    return ReplPool(**pool_kwargs)
+
+
+def _backend_key(cfg: Mapping[str, Any]) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in ("timeout_s", "infra_retries", "timeout_retries", "backoff_s")))
+
+
+def get_backend(cfg: Mapping[str, Any]) -> LeanBackend:
+    """The backend for `cfg` in the running event loop (created on first use)."""
+    loop = asyncio.get_running_loop()
+    key = (id(loop), _backend_key(cfg))
+    hit = _backends.get(key)
+    if hit is None or hit[0] is not loop:
+        _backends[key] = (loop, _make_backend(cfg))
+    return _backends[key][1]
+
+
+async def aclose_backends() -> None:
+    """Close the backends created in the running loop (processes, HTTP clients)."""
+    loop = asyncio.get_running_loop()
+    for key, (owner, backend) in list(_backends.items()):
+        if owner is loop:
+            del _backends[key]
+            await backend.aclose()
+
+
+def parse_ground_truth(ground_truth: Any) -> Task:
+    """Task from verl's ground_truth: a JSON string or mapping with name, formal_statement, header."""
+    gt = ground_truth
+    if isinstance(gt, (str, bytes)):
+        try:
+            gt = json.loads(gt)
+        except ValueError as e:
+            raise ValueError(f"ground_truth is not JSON: {str(ground_truth)[:200]!r}") from e
+    if not isinstance(gt, Mapping) or not isinstance(gt.get("formal_statement"), str):
+        raise ValueError("ground_truth needs a string 'formal_statement' (and optionally 'name', 'header')")
+    statement = gt["formal_statement"]
+    name = gt.get("name") or parse_statement(statement).name
+    return Task(name=str(name), formal_statement=statement, header=gt.get("header") or DEFAULT_HEADER)
+
+
+def _as_dict(verdict: Verdict, feedback: str, lean_time_s: float, infra: bool) -> dict[str, Any]:
+    return {"score": 1.0 if verdict is Verdict.VALID else 0.0, "verdict": verdict.value,
+            "feedback": "" if infra else feedback, "infra": 1.0 if infra else 0.0, "lean_time_s": float(lean_time_s)}
+
+
+async def score_one(task: Task, solution_str: Any, cfg: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    backend = get_backend(cfg)
+    result = await verify(task, solution_str if isinstance(solution_str, str) else "", backend,
+                          finish_reason=finish_reason, timeout_s=float(cfg["timeout_s"]),
+                          infra_retries=int(cfg["infra_retries"]), timeout_retries=int(cfg["timeout_retries"]),
+                          backoff_s=float(cfg["backoff_s"]))
+    if result.infra:
+        log.warning("Lean infra failure (masked): %s", result.detail)
+    return _as_dict(result.verdict, result.feedback, result.lean_time_s, result.infra)
+
+
+async def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping | None = None,
+                        **kwargs: Any) -> dict[str, Any]:
+    """verl reward entry point (async). `finish_reason` is read from kwargs or extra_info if present."""
+    cfg = resolve_config(**kwargs)
+    finish_reason = kwargs.get("finish_reason")
+    if finish_reason is None and isinstance(extra_info, Mapping):
+        finish_reason = extra_info.get("finish_reason")
+    return await score_one(parse_ground_truth(ground_truth), solution_str, cfg, finish_reason)
+
+
+async def verify_many(items: Iterable[Mapping[str, Any]], *, progress: bool = True, **config: Any) -> list[dict[str, Any]]:
+    """Score many items (keys: `ground_truth` or `formal_statement`/`name`/`header`; `output` or
+    `solution_str`; optional `finish_reason`), in input order, at most `max_concurrency` at once."""
+    from tqdm.auto import tqdm
+
+    cfg = resolve_config(**config)
+    items = list(items)
+    sem = asyncio.Semaphore(max(1, int(cfg["max_concurrency"])))
+    bar = tqdm(total=len(items), desc="lean verify", disable=not progress)
+
+    async def one(item: Mapping[str, Any]) -> dict[str, Any]:
+        task = parse_ground_truth(item.get("ground_truth") or item)
+        output = item.get("output", item.get("solution_str"))
+        async with sem:
+            out = await score_one(task, output, cfg, item.get("finish_reason"))
+        bar.update(1)
+        return out
+
+    try:
+        return list(await asyncio.gather(*(one(it) for it in items)))
+    finally:
+        bar.close()
