@@ -2,7 +2,7 @@
 
 Line numbers count from line 1 of the visible code (helper lemmas, the theorem statement and
 the proof, as checked). Capped: `max_errors` errors, `max_message_chars` per message,
-`max_chars` in total. Empty for VALID and for infrastructure verdicts.
+`max_chars` in total (whole errors are dropped first). Empty for VALID and for infrastructure verdicts.
 """
 from __future__ import annotations
 
@@ -36,16 +36,21 @@ def render_feedback(judgement: Judgement, plan: CheckPlan | None = None, *, max_
             errors.append(m)
     parts = [f"Lean reported {len(errors)} error(s); line numbers count from the first line of your code block "
              f"as checked (helper lemmas, then the theorem statement and your proof)."]
+    shown = 0
     for m in errors[:max_errors]:
         line = m.line - plan.visible_offset
         text = m.text if len(m.text) <= max_message_chars else m.text[:max_message_chars] + " …"
         if line < 1 or line > len(lines):
-            parts.append(f"error (outside your code):\n{text}")
-            continue
-        ctx = [f"{'>' if k == line else ' '} {k:>3} | {lines[k - 1]}"
-               for k in range(max(1, line - context_before), min(len(lines), line + context_after) + 1)]
-        parts.append(f"error at line {line}, column {m.col}:\n{text}\n" + "\n".join(ctx))
-    if len(errors) > max_errors:
-        parts.append(f"({len(errors) - max_errors} more error(s) not shown)")
+            part = f"error (outside your code):\n{text}"
+        else:
+            ctx = [f"{'>' if k == line else ' '} {k:>3} | {lines[k - 1]}"
+                   for k in range(max(1, line - context_before), min(len(lines), line + context_after) + 1)]
+            part = f"error at line {line}, column {m.col}:\n{text}\n" + "\n".join(ctx)
+        if shown and sum(len(p) + 2 for p in parts) + len(part) > max_chars - 40:
+            break
+        parts.append(part)
+        shown += 1
+    if len(errors) > shown:
+        parts.append(f"({len(errors) - shown} more error(s) not shown)")
     out = "\n\n".join(parts)
     return out if len(out) <= max_chars else out[: max_chars - 2] + " …"

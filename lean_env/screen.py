@@ -24,14 +24,17 @@ _DECL = re.compile(
 _HEADER_LINE = re.compile(r"^\s*(import\s+\S.*|set_option\s+\S+\s+\S+\s*|open\s+[^\n]*)$")
 _WORD = r"(?<![\w.'!?]){}(?![\w'!?])"
 # (pattern, reason) checked anywhere in the answer block.
-_SORRY_WORDS = [(re.compile(_WORD.format(w)), f"uses `{w}`") for w in ("sorry", "admit", "sorryAx")]
+_ANYWHERE = r"(?<![\w'!?]){}(?![\w'!?])"   # also after a dot: `Lean.ofReduceBool`
+_SORRY_WORDS = [(re.compile(_WORD.format("sorry")), "uses `sorry`"), (re.compile(_WORD.format("admit")), "uses `admit`"),
+                (re.compile(_ANYWHERE.format("sorryAx")), "uses `sorryAx`")]
 _DENY = [
     (re.compile(_WORD.format(w)), f"uses `{w}`")
-    for w in ("axiom", "axioms", "native_decide", "ofReduceBool", "ofReduceNat",
-              "trustCompiler", "implemented_by", "extern", "unsafe", "macro", "macro_rules", "syntax",
+    for w in ("axiom", "axioms", "implemented_by", "extern", "unsafe", "macro", "macro_rules", "syntax",
               "notation", "infix", "infixl", "infixr", "prefix", "postfix", "elab", "elab_rules",
-              "run_cmd", "run_tac", "run_elab", "run_meta", "initialize", "builtin_initialize", "addDecl",
-              "addAndCompile", "Lean.Elab", "Lean.Environment", "declare_syntax_cat", "csimp", "opaque")
+              "run_cmd", "run_tac", "run_elab", "run_meta", "initialize", "builtin_initialize", "Lean.Elab", "Lean.Environment", "declare_syntax_cat", "csimp", "opaque")
+] + [
+    (re.compile(_ANYWHERE.format(w)), f"uses `{w}`")
+    for w in ("native_decide", "ofReduceBool", "ofReduceNat", "trustCompiler", "addDecl", "addAndCompile")
 ] + [
     (re.compile(r"#(exit|eval|reduce|print|check_failure|guard_msgs|help|synth)\b"), "uses a `#` command"),
     (re.compile(r"\+native\b|native\s*:=\s*true"), "uses native evaluation"),
@@ -165,6 +168,6 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
     reason = _deny(normalise(helpers + "\n" + proof), _DENY_IN_BODY)
     if reason:
         return ScreenResult(False, f"the answer {reason}", Verdict.FORBIDDEN, statement)
-    if not blank_comments(proof).strip():
+    if blank_comments(proof).strip() in ("", "by"):
         return ScreenResult(False, "the proof after `:=` is empty", Verdict.NO_ANSWER, statement)
     return ScreenResult(True, "", None, statement, helpers, proof)
