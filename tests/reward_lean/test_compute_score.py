@@ -1,0 +1,135 @@
+"""reward.lean: the verl contract, masking of infra failures, backend selection, fuzzing."""
+import asyncio
+import json
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import reward.lean as rl
+from lean_env.backends.kimina import KiminaBackend
+from lean_env.testing.fake_kimina import FakeKimina
+from lean_env.testing.semantics import load_rules
+
+STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
+GT = json.dumps({"name": "t1", "formal_statement": STATEMENT})
+RULES = json.dumps([{"match": "nlinarith", "outcome": "error", "message": "linarith failed\nx : ℝ\n⊢ False"},
+                    {"match": "HANG", "outcome": "hang"}, {"match": "CRASH", "outcome": "crash"},
+                    {"match": "cheat_tac", "outcome": "axiom", "axioms": ["cheat"]}])
+REPL = dict(backend="repl", repl_command=f"{sys.executable} -m lean_env.testing.fake_repl --rules '{RULES}'",
+            timeout_s=1.0, backoff_s=0.01)
+KEYS = {"score": float, "verdict": str, "feedback": str, "infra": float, "lean_time_s": float}
+
+
+def score_all(outputs, gt=GT, extra_info=None, **kw):
+    async def main():
+        try:
+            return [await rl.compute_score("lean", o, gt, extra_info or {}, **kw) for o in outputs]
+        finally:
+            await rl.aclose_backends()
+    return asyncio.run(main())
+
+
+def _contract(d):
+    assert set(d) == set(KEYS) and all(isinstance(d[k], t) for k, t in KEYS.items())
+    assert d["score"] == (1.0 if d["verdict"] == "valid" else 0.0)
+    if d["infra"] or d["verdict"] == "valid":
+        assert d["feedback"] == ""
+
+
+def test_verdicts_through_the_real_pipeline(answer):
+    cases = {"subst h; norm_num": "valid", "nlinarith [h]": "lean_error", "sorry": "sorry",
+             "cheat_tac": "forbidden", "native_decide": "forbidden", "HANG": "timeout", "CRASH": "infra"}
+    outs = score_all([answer(p) for p in cases] + ["<think>never ends", "no code"], **REPL)
+    for d in outs:
+        _contract(d)
+    assert [d["verdict"] for d in outs] == list(cases.values()) + ["truncated", "no_answer"]
+    by = dict(zip(cases, outs))
+    assert "line 2, column 2" in by["nlinarith [h]"]["feedback"]
+    assert by["HANG"]["infra"] == 1.0 and by["CRASH"]["infra"] == 1.0 and by["nlinarith [h]"]["infra"] == 0.0
+
+
+def test_finish_reason_from_extra_info_and_dict_ground_truth_with_header(answer):
+    gt = {"formal_statement": STATEMENT, "header": "import Mathlib\nopen Real"}
+    (d,) = score_all([answer("norm_num")], gt=gt, extra_info={"finish_reason": "length"}, **REPL)
+    assert d["verdict"] == "truncated" and d["infra"] == 0.0
+    (d,) = score_all([answer("norm_num")], gt=gt, **REPL)
+    assert d["verdict"] == "valid"
+
+
+def test_server_down_is_masked_never_scored(monkeypatch, answer):
+    fake = FakeKimina(faults=[500] * 100)
+    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg["url"], transport=fake.transport(), backoff_s=0.01, retries=1))
+    (d,) = score_all([answer("norm_num")], backend="kimina", backoff_s=0.01)
+    _contract(d)
+    assert d["verdict"] == "infra" and d["infra"] == 1.0 and d["feedback"] == ""
+
+
+def test_kimina_path_and_env_var_selection(monkeypatch, answer):
+    fake = FakeKimina(rules=load_rules(RULES))
+    made = []
+
+    def make(cfg):
+        made.append(cfg)
+        return KiminaBackend(cfg["url"], cfg["api_key"], transport=fake.transport())
+    monkeypatch.setattr(rl, "_make_backend", make)
+    monkeypatch.setenv("LEAN_BACKEND", "kimina")
+    monkeypatch.setenv("LEAN_SERVER_API_URL", "http://lean:9000")
+    monkeypatch.setenv("LEAN_SERVER_API_KEY", "k")
+    outs = score_all([answer("norm_num"), answer("nlinarith")])
+    assert [d["verdict"] for d in outs] == ["valid", "lean_error"]
+    assert len(made) == 1 and made[0]["url"] == "http://lean:9000" and made[0]["api_key"] == "k"
+
+
+def test_config_errors_are_loud_and_verl_kwargs_are_accepted():
+    with pytest.raises(ValueError, match="unknown Lean reward option"):
+        rl.resolve_config(timeout=3)
+    with pytest.raises(ValueError, match="backend"):
+        rl.resolve_config(backend="lean3")
+    assert rl.resolve_config(reward_router_address=None)["backend"] in ("kimina", "repl", "repl-ray")
+    with pytest.raises(ValueError, match="formal_statement"):
+        rl.parse_ground_truth('{"name": "x"}')
+
+
+def test_verl_loads_and_calls_it_with_reward_kwargs(answer):
+    from omegaconf import OmegaConf
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    cfg = OmegaConf.create({"reward": {"custom_reward_function": {
+        "path": rl.__file__, "name": "compute_score", "reward_kwargs": REPL}}})
+    fn = get_custom_reward_fn(cfg)
+
+    async def main():
+        try:
+            return await fn(data_source="lean", solution_str=answer("norm_num"), ground_truth=GT,
+                            extra_info={"num_turns": 1, "rollout_reward_scores": {}})
+        finally:
+            await rl.aclose_backends()
+    d = asyncio.run(main())
+    assert d["verdict"] == "valid" and d["score"] == 1.0
+
+
+def test_verify_many_keeps_order_and_reuses_one_backend(answer):
+    items = [{"formal_statement": STATEMENT, "output": answer(p)} for p in ["norm_num", "nlinarith", "CRASH"] * 4]
+
+    async def main():
+        try:
+            out = await rl.verify_many(items, progress=False, **REPL)
+            return out, list(rl._backends.values())
+        finally:
+            await rl.aclose_backends()
+    out, backends = asyncio.run(main())
+    assert [d["verdict"] for d in out] == ["valid", "lean_error", "infra"] * 4
+    assert len(backends) == 1
+
+
+_frag = st.sampled_from(["<think>", "</think>", "```lean4\n", "```", "\n", "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3",
+                         " := by\n  ", "norm_num", "nlinarith", "HANG", "CRASH", "sorry", "-/", "/-", "\"", "lemma a : True := trivial\n"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.text(max_size=30), st.lists(_frag, max_size=25).map("".join)), min_size=1, max_size=6))
+def test_fuzzed_outputs_never_crash_the_reward(outputs):
+    for d in score_all(outputs, **{**REPL, "timeout_s": 0.3, "timeout_retries": 0, "infra_retries": 0}):
+        _contract(d)
