@@ -217,6 +217,9 @@ class ReplPool:
             except (ReplFailure, OSError) as e:
                 await self._discard(proc)
                 return RunResult(snippet.id, Outcome.INFRA, 0.0, infra_detail=f"REPL start failed: {e}")
+            except BaseException:   # cancelled: never leave a half-started process or a leaked slot
+                await self._discard(proc)
+                raise
         req: dict = {"cmd": snippet.body}
         if proc.base_env is not None:
             req["env"] = proc.base_env
@@ -230,6 +233,9 @@ class ReplPool:
         except ReplFailure as e:
             await self._discard(proc)
             return RunResult(snippet.id, Outcome.INFRA, time.perf_counter() - t0, infra_detail=str(e))
+        except BaseException:   # cancelled mid-proof: the process still owes an answer, so drop it
+            await self._discard(proc)
+            raise
         elapsed = time.perf_counter() - t0
         proc.uses += 1
         if proc.uses >= self.max_uses or (self.max_rss_mb is not None and proc.rss_mb() > self.max_rss_mb):

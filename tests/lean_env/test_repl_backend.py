@@ -153,3 +153,17 @@ def test_health(fake_repl):
         await p.aclose()
         return ok
     assert asyncio.run(main())
+
+
+def test_cancelled_check_frees_its_slot(fake_repl):
+    async def main():
+        p = pool(fake_repl, num_repls=1)
+        task = asyncio.ensure_future(p.run([snip(0, "HANG")], timeout_s=30))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        (r,) = await asyncio.wait_for(p.run([snip(1)], timeout_s=10), 20)
+        await p.aclose()
+        return r
+    assert asyncio.run(main()).outcome is Outcome.OK
