@@ -1,0 +1,13 @@
+"""Hydra search-path plugin: makes `+recipe=NAME` resolve to `recipes/recipe/NAME.yaml`.
+
+Hydra discovers plugins in the `hydra_plugins` namespace package (which must have no __init__.py).
+"""
+from hydra.core.config_search_path import ConfigSearchPath
+from hydra.plugins.search_path_plugin import SearchPathPlugin
+
+
+class SdpoLeanSearchPathPlugin(SearchPathPlugin):
+    """Appends `pkg://recipes` so every Hydra app (verl's main_ppo included) sees our recipe groups."""
+
+    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        search_path.append(provider="sdpo-lean", path="pkg://recipes")

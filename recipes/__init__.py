@@ -1,0 +1,1 @@
+"""Hydra YAML recipes (package data only): recipe/, sdpo_model/, sdpo_algorithm/, sdpo_task/."""

@@ -1,0 +1,89 @@
+"""Config dataclasses that verl instantiates through `_target_` (verl rejects unknown keys otherwise).
+
+`actor_rollout_ref.actor._target_: sdpo_ext.config.SDPOActorConfig` adds one field, `sdpo`, to verl's
+FSDP actor config. Everything the SDPO loss, the teacher and the reprompting need lives there, so the
+driver (reprompting) and the workers (loss, teacher) read one source of truth.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from verl.base_config import BaseConfig
+from verl.workers.config import FSDPActorConfig
+
+from sdpo_ext.teacher import TEACHER_MODES
+
+DISTILLATION_MODES = ("topk", "full", "token")
+
+
+@dataclass
+class SDPOTeacherConfig(BaseConfig):
+    """Which weights score the teacher context.
+
+    ema: EMA copy of the policy in verl's reference slot, θ_T ← (1−r)θ_T + rθ_S after every update.
+    trust_region: teacher logits = lerp(ref_logits, policy_logits, r) with a frozen reference.
+    frozen: the initial model. live: the current policy (no regularisation; the paper's Table 4 shows it diverges).
+    """
+
+    mode: str = "ema"
+    update_rate: float = 0.05
+
+    def __post_init__(self) -> None:
+        if self.mode not in TEACHER_MODES:
+            raise ValueError(f"sdpo.teacher.mode must be one of {TEACHER_MODES}, got {self.mode!r}")
+        if not 0.0 <= self.update_rate <= 1.0:
+            raise ValueError(f"sdpo.teacher.update_rate must be in [0, 1], got {self.update_rate}")
+
+    @property
+    def needs_reference_model(self) -> bool:
+        return self.mode in ("ema", "trust_region", "frozen")
+
+
+@dataclass
+class SDPOConfig(BaseConfig):
+    """SDPO loss settings (defaults: lasgroup/SDPO `sdpo.yaml`, paper Table 12 section 3).
+
+    distillation_mode: "topk" (support = student's top-K ids, + tail bucket if add_tail), "full"
+      (whole vocabulary) or "token" (sampled-token variant: per-token advantage log pT − log pS, alpha=1).
+    alpha: 0 forward KL(T‖S), 1 reverse KL(S‖T), in between generalized JSD.
+    is_clip: clip of the detached importance weight exp(logp − logp_old) (None: no clip).
+    grpo_weight: λ of the paper's hybrid (eq. 3) as a loss blend λ·L_GRPO + (1−λ)·L_SDPO (0: pure SDPO).
+    reprompt: `sdpo_ext.reprompt.RepromptConfig` (teacher-context construction, used on the driver).
+    """
+
+    distillation_mode: str = "topk"
+    topk: int = 100
+    add_tail: bool = True
+    alpha: float = 0.5
+    is_clip: Optional[float] = 2.0
+    grpo_weight: float = 0.0
+    teacher: SDPOTeacherConfig = field(default_factory=SDPOTeacherConfig)
+    reprompt: Any = None
+
+    def __post_init__(self) -> None:
+        if self.distillation_mode not in DISTILLATION_MODES:
+            raise ValueError(f"sdpo.distillation_mode must be one of {DISTILLATION_MODES}, got {self.distillation_mode!r}")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"sdpo.alpha must be in [0, 1], got {self.alpha}")
+        if self.distillation_mode == "token" and self.alpha != 1.0:
+            raise ValueError("sdpo.distillation_mode=token is the sampled-token reverse-KL variant: set sdpo.alpha=1.0")
+        if self.distillation_mode == "topk" and self.topk < 1:
+            raise ValueError(f"sdpo.topk must be >= 1, got {self.topk}")
+        if not 0.0 <= self.grpo_weight <= 1.0:
+            raise ValueError(f"sdpo.grpo_weight must be in [0, 1], got {self.grpo_weight}")
+        if self.reprompt is None:
+            from sdpo_ext.reprompt import RepromptConfig
+
+            object.__setattr__(self, "reprompt", RepromptConfig())
+
+
+@dataclass
+class SDPOActorConfig(FSDPActorConfig):
+    """verl's FSDPActorConfig plus the `sdpo` block; inert unless policy_loss.loss_mode == "sdpo"."""
+
+    sdpo: SDPOConfig = field(default_factory=SDPOConfig)
+
+    @property
+    def sdpo_enabled(self) -> bool:
+        return self.policy_loss.get("loss_mode", "vanilla") == "sdpo"

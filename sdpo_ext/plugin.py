@@ -1,0 +1,46 @@
+"""verl plugin entry point (`verl.plugins` group): imported by `import verl` in every process.
+
+Registers, idempotently:
+- the OmegaConf resolvers used by the recipes (sdpo.ttrl_pick, sdpo.ttrl_steps);
+- the advantage estimator `grpo_valid` (GRPO that ignores infra-masked samples);
+- a guard policy loss `sdpo`, which only fails loudly: the SDPO loss runs through our worker's loss hook;
+- `SDPOTrainer` as verl's v1 "sync" trainer. It is PPOTrainerSync plus attempt logging, infra masking and
+  TTRL stop-on-success for every run, and the SDPO teacher step when policy_loss.loss_mode == "sdpo".
+verl swallows plugin import errors at DEBUG level, so failures here are logged at ERROR and re-raised.
+"""
+from __future__ import annotations
+
+import logging
+
+logger = logging.getLogger("sdpo_lean.plugin")
+
+
+def _sdpo_policy_loss_guard(*args, **kwargs):
+    raise RuntimeError(
+        "policy_loss.loss_mode=sdpo reached verl's standard ppo_loss: the sdpo-lean worker did not install "
+        "its loss hook. Run through verl.trainer.main_ppo with trainer.use_v1=true and trainer.v1.trainer_mode=sync "
+        "so SDPOTrainer and its worker are used."
+    )
+
+
+def register() -> None:
+    from verl.trainer.ppo import core_algos
+    from verl.trainer.ppo.v1 import trainer_base
+
+    from sdpo_ext.advantage import grpo_valid_advantage
+    from sdpo_ext.resolvers import register_resolvers
+    from sdpo_ext.trainer import SDPOTrainer
+
+    register_resolvers()
+    if "grpo_valid" not in core_algos.ADV_ESTIMATOR_REGISTRY:
+        core_algos.register_adv_est("grpo_valid")(grpo_valid_advantage)
+    if "sdpo" not in core_algos.POLICY_LOSS_REGISTRY:
+        core_algos.register_policy_loss("sdpo")(_sdpo_policy_loss_guard)
+    trainer_base.TRAINER_REGISTRY["sync"] = SDPOTrainer
+
+
+try:
+    register()
+except Exception:  # verl hides plugin errors at DEBUG; make this one impossible to miss
+    logger.exception("sdpo-lean: plugin registration failed; SDPO recipes will not work in this process")
+    raise

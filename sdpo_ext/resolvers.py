@@ -1,0 +1,35 @@
+"""OmegaConf resolvers used by the recipes to switch between full-dataset training and TTRL.
+
+`${sdpo.ttrl_pick:THEOREM,A,B}` is A when a TTRL theorem is set, else B.
+`${sdpo.ttrl_steps:THEOREM,MAX_ATTEMPTS,N}` is ceil(MAX_ATTEMPTS / N) training steps in TTRL, else None
+(verl then derives the step count from the dataset and total_epochs).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from omegaconf import OmegaConf
+
+
+def _ttrl_active(theorem: Any) -> bool:
+    return theorem not in (None, "", "null", "None")
+
+
+def ttrl_pick(theorem: Any, when_ttrl: Any, otherwise: Any) -> Any:
+    return when_ttrl if _ttrl_active(theorem) else otherwise
+
+
+def ttrl_steps(theorem: Any, max_attempts: int, rollout_n: int) -> int | None:
+    if not _ttrl_active(theorem):
+        return None
+    if int(max_attempts) < 1 or int(rollout_n) < 1:
+        raise ValueError(f"sdpo.ttrl.max_attempts and rollout.n must be >= 1, got {max_attempts}, {rollout_n}")
+    return math.ceil(int(max_attempts) / int(rollout_n))
+
+
+def register_resolvers() -> None:
+    """Idempotent: safe to call in every process."""
+    for name, fn in (("sdpo.ttrl_pick", ttrl_pick), ("sdpo.ttrl_steps", ttrl_steps)):
+        if not OmegaConf.has_resolver(name):
+            OmegaConf.register_new_resolver(name, fn)

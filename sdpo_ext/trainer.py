@@ -1,0 +1,217 @@
+"""SDPOTrainer: verl's v1 synchronous trainer plus what sdpo-lean runs need (thin glue, no math here).
+
+Per step, after the rewards (with Lean feedback) are in TransferQueue and before the old log-probs:
+1. infrastructure failures (reward `infra`=1, or balancing padding) get response_mask = loss_mask = 0, so they are
+   never trained on and never enter a GRPO baseline (`grpo_valid`);
+2. every attempt is appended to the attempt log; in TTRL mode a valid proof ends the run after this step;
+3. SDPO only: the teacher prompt of every sample is built on the driver (sdpo_ext.reprompt) and stored as
+   `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]); the worker's loss hook scores the same response tokens
+   under that prompt with the teacher weights inside each training micro-batch.
+After the actor update the EMA teacher is advanced (ema mode).
+
+Registered as verl's "sync" trainer. Without a top-level `sdpo` section in the config it behaves exactly as
+PPOTrainerSync (plain verl configs are untouched).
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+
+import ray
+import torch
+import transfer_queue as tq
+from tensordict import TensorDict
+
+from verl.trainer.ppo.utils import Role
+from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+from verl.utils.config import omega_conf_to_dataclass
+from verl.utils.metric import reduce_metrics
+from verl.utils.py_functional import rename_dict
+
+from sdpo_ext.attempt_log import AttemptLog
+from sdpo_ext.recipe_check import check_config_keys
+from sdpo_ext.reprompt import build_teacher_batch
+
+logger = logging.getLogger(__name__)
+
+_ACTOR_ROLES = (Role.ActorRollout, Role.ActorRolloutRef)
+
+
+def _nested(rows: list[torch.Tensor]) -> torch.Tensor:
+    return torch.nested.as_nested_tensor(rows, layout=torch.jagged)
+
+
+def _as_list(value) -> list:
+    return value.tolist() if hasattr(value, "tolist") else list(value)
+
+
+class SDPOTrainer(PPOTrainerSync):
+    def __init__(self, config):
+        self.plugin_config = config.get("sdpo", None)
+        if self.plugin_config is not None:
+            check_config_keys(config)
+        super().__init__(config)
+        actor = config.actor_rollout_ref.actor
+        self.sdpo_enabled = actor.policy_loss.get("loss_mode", "vanilla") == "sdpo"
+        self.sdpo_config = omega_conf_to_dataclass(actor.sdpo) if self.sdpo_enabled else None
+        if self.sdpo_enabled and self.sdpo_config.reprompt is None:
+            raise ValueError("actor_rollout_ref.actor.sdpo.reprompt is missing")
+        self.ttrl_theorem = None
+        self.stop_on_success = False
+        self.attempt_log = None
+        if self.plugin_config is not None:
+            ttrl = self.plugin_config.get("ttrl", {}) or {}
+            self.ttrl_theorem = ttrl.get("theorem", None)
+            self.stop_on_success = bool(self.ttrl_theorem) and bool(ttrl.get("stop_on_success", True))
+            self.attempt_log = AttemptLog(
+                path=self.plugin_config.get("attempt_log", None),
+                method=str(self.plugin_config.get("algorithm_name", "sdpo" if self.sdpo_enabled else "grpo")),
+                run_id=f"{config.trainer.experiment_name}-{uuid.uuid4().hex[:8]}",
+                seed=int(config.data.get("seed", None) or 0),
+            )
+
+    # ------------------------------------------------------------------ workers
+    @property
+    def _teacher_needs_reference(self) -> bool:
+        return self.sdpo_enabled and self.sdpo_config.teacher.needs_reference_model and not self._uses_lora
+
+    @property
+    def _uses_lora(self) -> bool:
+        model = self.config.actor_rollout_ref.model
+        return (model.get("lora_rank", 0) or 0) > 0 or model.get("lora_adapter_path") is not None
+
+    def _init_resource_pool_mgr(self):
+        """verl's pools, with our worker class; the EMA/frozen/trust-region teacher lives in the ref slot."""
+        super()._init_resource_pool_mgr()
+        from sdpo_ext.worker import SDPOActorRolloutRefWorker
+
+        roles = [role for role in _ACTOR_ROLES if role in self.role_worker_mapping]
+        if not roles:
+            if self.sdpo_enabled:
+                raise NotImplementedError("SDPO needs the colocated (hybrid) actor-rollout worker of the sync trainer")
+            return
+        role = roles[0]
+        if role == Role.ActorRollout and self._teacher_needs_reference:
+            del self.role_worker_mapping[role]
+            self.mapping[Role.ActorRolloutRef] = self.mapping.pop(role)
+            role = Role.ActorRolloutRef
+        self.role_worker_mapping[role] = ray.remote(SDPOActorRolloutRefWorker)
+
+    # ------------------------------------------------------------------ step hooks
+    def _compute_old_log_prob(self, batch, metrics: dict):
+        if self.plugin_config is not None:
+            self._prepare_samples(batch, metrics)
+        return super()._compute_old_log_prob(batch, metrics)
+
+    def _prepare_samples(self, batch, metrics: dict) -> None:
+        fields = ["uid", "responses", "response_mask", "loss_mask", "rm_scores", "extra_fields", "extra_info"]
+        if self.sdpo_enabled:
+            fields += ["raw_prompt", "prompts"]
+        data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=fields)
+        padding = [bool(tag.get("is_padding", False)) for tag in batch.tags]
+        reward_info = [
+            (extra.get("reward_extra_info", {}) if isinstance(extra, dict) else {})
+            for extra in _as_list(data["extra_fields"])
+        ]
+        infra = [pad or float(info.get("infra", 0.0) or 0.0) > 0 for pad, info in zip(padding, reward_info)]
+        scores = [float(row.sum()) for row in data["rm_scores"].unbind()]
+        responses = list(data["responses"].unbind())
+        metrics["sdpo_lean/infra_fraction"] = sum(i and not p for i, p in zip(infra, padding)) / max(1, len(infra))
+
+        update = {}
+        if any(infra):
+            for name in ("response_mask", "loss_mask"):
+                rows = [row * 0 if bad else row for row, bad in zip(data[name].unbind(), infra)]
+                update[name] = _nested(rows)
+
+        texts = self.tokenizer.batch_decode([r.tolist() for r in responses], skip_special_tokens=True)
+        self._log_attempts(batch, data, reward_info, infra, padding, scores, responses, texts, metrics)
+
+        if self.sdpo_enabled:
+            update.update(self._teacher_fields(data, reward_info, infra, scores, texts, metrics))
+        if update:
+            tq.kv_batch_put(
+                keys=batch.keys, partition_id=batch.partition_id, fields=TensorDict(update, batch_size=len(batch))
+            )
+
+    def _log_attempts(self, batch, data, reward_info, infra, padding, scores, responses, texts, metrics) -> None:
+        extra_info = _as_list(data["extra_info"])
+        samples = []
+        solved = False
+        for i, key in enumerate(batch.keys):
+            if padding[i]:
+                continue
+            info = reward_info[i]
+            valid = info.get("verdict") == "valid" or (not infra[i] and scores[i] >= 1.0 and "verdict" not in info)
+            solved |= valid and not infra[i]
+            name = extra_info[i].get("name") if isinstance(extra_info[i], dict) else None
+            samples.append(
+                {
+                    "problem": name or str(_as_list(data["uid"])[i]),
+                    "sample_key": key,
+                    "response_tokens": int(responses[i].numel()),
+                    "verdict": info.get("verdict"),
+                    "score": scores[i],
+                    "infra": float(infra[i]),
+                    "proof": texts[i] if valid else None,
+                }
+            )
+        if self.attempt_log is not None:
+            self.attempt_log.record(self.global_steps, samples)
+        metrics["sdpo_lean/solved_fraction"] = sum(s["verdict"] == "valid" for s in samples) / max(1, len(samples))
+        if solved and self.stop_on_success:
+            logger.warning("TTRL: %s solved at step %d; stopping after this step", self.ttrl_theorem, self.global_steps)
+            metrics["sdpo_lean/ttrl_solved_step"] = self.global_steps
+            self.total_training_steps = self.global_steps  # the fit loop exits after this step
+
+    def _teacher_fields(self, data, reward_info, infra, scores, texts, metrics) -> dict:
+        cfg = self.sdpo_config
+        messages = [list(m) for m in _as_list(data["raw_prompt"])]
+        teacher = build_teacher_batch(
+            self.tokenizer,
+            messages,
+            uids=_as_list(data["uid"]),
+            scores=scores,
+            responses=texts,
+            feedbacks=[str(info.get("feedback", "") or "") for info in reward_info],
+            infra=infra,
+            cfg=cfg.reprompt,
+            chat_template_kwargs=dict(self.config.data.get("apply_chat_template_kwargs", {}) or {}),
+        )
+        metrics.update(teacher.metrics)
+        prompts = list(data["prompts"].unbind())
+        rows = [
+            torch.tensor(ids, dtype=torch.int64) if ids is not None else prompt  # masked: placeholder, never used
+            for ids, prompt in zip(teacher.prompt_ids, prompts)
+        ]
+        return {
+            "teacher_prompt_ids": _nested(rows),
+            "sdpo_mask": torch.tensor(teacher.mask, dtype=torch.float32),
+        }
+
+    def _update_actor(self, batch, metrics: dict):
+        if not self.sdpo_enabled:
+            return super()._update_actor(batch, metrics)
+        actor = self.config.actor_rollout_ref.actor
+        mini_batch = actor.ppo_mini_batch_size * self.config.actor_rollout_ref.rollout.n
+        batch.extra_info.update(
+            {
+                "calculate_entropy": actor.calculate_entropy or actor.entropy_coeff != 0.0,
+                # routes the student logits through the SDPO loss hook (verl's logits-processor path)
+                "distillation_use_topk": True,
+                "distillation_only": False,
+                "global_batch_size": mini_batch,
+                "mini_batch_size": mini_batch,
+                "epochs": actor.ppo_epochs,
+                "seed": actor.data_loader_seed,
+                "dataloader_kwargs": {"shuffle": actor.shuffle},
+                "temperature": self.config.actor_rollout_ref.rollout.temperature,
+            }
+        )
+        output = self.actor_rollout_wg.update_actor(batch)
+        output = rename_dict(output["metrics"], "actor/")
+        output["perf/mfu/actor"] = output.pop("actor/mfu")
+        metrics.update(reduce_metrics(output))
+        if self.sdpo_config.teacher.mode == "ema":
+            self.actor_rollout_wg.sdpo_update_ema_teacher()
+        return batch
