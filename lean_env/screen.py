@@ -19,7 +19,7 @@ from lean_env.types import Verdict
 
 _ID = r"[^\s():{}\[\]⦃⦄,]+"
 _DECL = re.compile(
-    r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*(theorem|lemma)\s+(" + _ID + ")"
+    r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*(theorem|lemma|def)\s+(" + _ID + ")"
 )
 _HEADER_LINE = re.compile(r"^\s*(import\s+\S.*|set_option\s+\S+\s+\S+\s*|open\s+[^\n]*)$")
 _WORD = r"(?<![\w.'!?]){}(?![\w'!?])"
@@ -122,8 +122,25 @@ def _deny(text: str, rules) -> str | None:
     return None
 
 
-def screen(formal_statement: str, model_output: str, *, finish_reason: str | None = None) -> ScreenResult:
-    """Decide whether `model_output` is a well-formed, honest attempt at `formal_statement`."""
+def _skip_trusted_header(pre: str, header: str | None) -> str:
+    """`pre` without a verbatim (whitespace/comment-insensitive) copy of the trusted header's
+    non-import part, e.g. ProofNet headers that define `f` before the theorem."""
+    if not header:
+        return pre
+    rest = "".join(ln for ln in header.splitlines(keepends=True) if not re.match(r"\s*import\b", ln))
+    want, _ = _canonical(rest)
+    body = "".join(ln if not re.match(r"\s*import\b", blank_comments(ln)) else "\n" for ln in pre.splitlines(keepends=True))
+    have, index = _canonical(body)
+    if not want or not have.startswith(want):
+        return pre
+    return body[index[len(want) - 1] + 1:]
+
+
+def screen(formal_statement: str, model_output: str, *, finish_reason: str | None = None,
+           header: str | None = None) -> ScreenResult:
+    """Decide whether `model_output` is a well-formed, honest attempt at `formal_statement`.
+
+    `header` is the trusted header: a copy of it before the theorem is accepted and dropped."""
     statement = parse_statement(formal_statement)
     extracted = extract_answer(model_output, finish_reason)
     if extracted.status != "ok":
@@ -153,7 +170,7 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
         return ScreenResult(False, f"the statement of `{statement.name}` was changed", Verdict.STATEMENT_MISMATCH, statement)
     proof = code[index[len(want)] + 2:]
 
-    pre_lines = code[: decl.start()].splitlines(keepends=True)
+    pre_lines = _skip_trusted_header(code[: decl.start()], header).splitlines(keepends=True)
     helpers_from = 0
     while helpers_from < len(pre_lines):
         line = blank_comments(pre_lines[helpers_from])

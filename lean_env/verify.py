@@ -58,7 +58,7 @@ async def verify(task: Task, model_output: str, backend: LeanBackend, *, finish_
                  timeout_s: float = 60.0, infra_retries: int = 2, timeout_retries: int = 1,
                  backoff_s: float = 1.0) -> VerifyResult:
     """Never raises for any `model_output`; infrastructure problems give INFRA/TIMEOUT verdicts."""
-    screened = screen(task.formal_statement, model_output, finish_reason=finish_reason)
+    screened = screen(task.formal_statement, model_output, finish_reason=finish_reason, header=task.header)
     if not screened.ok:
         assert screened.verdict is not None
         j = Judgement(screened.verdict, screened.reason)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STANDARD_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
-_DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:theorem|lemma)\s+([^\s():{}\[\]]+)")
+_DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:theorem|lemma|def)\s+([^\s():{}\[\]]+)")
 _AXIOM_DECL = re.compile(r"(?m)^[ \t]*axiom\s+([^\s():{}\[\]]+)")
 _PRINT = re.compile(r"(?m)^#print axioms\s+(\S+)")
 _SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")

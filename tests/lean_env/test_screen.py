@@ -101,7 +101,7 @@ def test_statement_parsing_variants():
         assert s.name == name and not s.core.rstrip().endswith(":=")
     assert parse_statement("import Mathlib\nopen Real\n\ntheorem d : True := by\n").preamble == "open Real\n\n"
     with pytest.raises(ValueError):
-        parse_statement("def x := 1")
+        parse_statement("lemma := 1")
 
 
 def test_blank_comments_keeps_length_and_lines():
@@ -124,3 +124,21 @@ def test_screen_never_crashes(text, finish_reason):
     assert r.ok == (r.verdict is None)
     if r.ok:
         assert r.proof is not None and "sorry" not in blank_comments(r.proof)
+
+
+def test_def_statements_as_in_proofnet_are_supported_but_helper_defs_are_not():
+    st_ = "def exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :="
+    ok = screen(st_, "```lean4\ndef exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :=\n  foo\n```")
+    assert ok.ok, ok.reason
+    bad = screen(st_, "```lean4\ndef foo := 1\ndef exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :=\n  foo\n```")
+    assert not bad.ok and bad.verdict is Verdict.FORBIDDEN
+
+
+def test_copy_of_trusted_header_with_definitions_is_accepted():
+    header = "import Mathlib\n\nopen Real\n\nnoncomputable def f : ℕ → ℝ\n| 0 => 1\n| (n + 1) => f n\n"
+    st_ = "theorem ex : f 0 = 1 :="
+    out = "```lean4\nimport Mathlib\nopen Real\nnoncomputable def f : ℕ → ℝ\n  | 0 => 1\n  | (n + 1) => f n\n\ntheorem ex : f 0 = 1 := by simp [f]\n```"
+    assert screen(st_, out, header=header).ok
+    assert not screen(st_, out).ok
+    changed = out.replace("| 0 => 1\n", "| 0 => 2\n", 1)
+    assert not screen(st_, changed, header=header).ok
