@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# SDPO vs GRPO on the no-download demo (SmolLM2-135M-Instruct, addition task), same seed and budget.
+# Usage (GPU): STEPS=15 ALGOS="sdpo grpo" bash bench/run_demo.sh [extra Hydra overrides...]
+# Logs and attempt logs go to $OUT (or ./bench_out).
+set -uo pipefail
+OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
+STEPS=${STEPS:-15}; ALGOS=${ALGOS:-"sdpo grpo"}; RUN_TIMEOUT=${RUN_TIMEOUT:-280}
+export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
+export SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs}
+[ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" 2>&1 | tail -2
+python3 -m sdpo_data.demo data --out-dir "$SDPO_DEMO_DATA_DIR" | tail -2
+for algo in $ALGOS; do
+  rm -rf "$SDPO_OUTPUT_DIR/${algo}_demo"
+  start=$(date +%s)
+  timeout "$RUN_TIMEOUT" python3 -m verl.trainer.main_ppo +recipe=${algo}_demo trainer.total_training_steps=$STEPS "$@" > "$OUT/${algo}_demo.log" 2>&1
+  echo "$algo rc=$? wall=$(( $(date +%s) - start ))s"
+  cp "$SDPO_OUTPUT_DIR/${algo}_demo/attempts.jsonl" "$OUT/${algo}_attempts.jsonl" 2>/dev/null || echo "no attempt log for $algo"
+  grep -E "step:[0-9]+ " "$OUT/${algo}_demo.log" | tail -2 | cut -c1-1500
+  grep -E "Error|Traceback" "$OUT/${algo}_demo.log" | head -5
+done
