@@ -10,14 +10,14 @@ import importlib.util
 import random
 from pathlib import Path
 
-PROMPT = "Compute {a} + {b}. Reply with the final number inside \\boxed{{}}."
+PROMPT = "What is {a} plus {b}? Answer with just the number."
 
 
 def addition_rows(n: int, seed: int, split: str) -> list[dict]:
     rng = random.Random(seed)
     rows = []
     for index in range(n):
-        a, b = rng.randint(10, 99), rng.randint(10, 99)
+        a, b = rng.randint(1, 30), rng.randint(1, 30)
         rows.append({
             "data_source": "sdpo_demo_addition",
             "prompt": [{"role": "user", "content": PROMPT.format(a=a, b=b)}],
