@@ -1,0 +1,50 @@
+"""Read raw dataset records from a local file (.jsonl, .json, .parquet) or the Hugging Face hub.
+
+Hub records carry their hub split name under `_hf_split` so callers can map it (e.g. validation -> valid).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def load_records(source: str, hf_config: str | None = None, hf_split: str | None = None) -> list[dict[str, Any]]:
+    """All records of `source`: a local file path, or an HF dataset id (`owner/name`) loaded with `datasets`."""
+    path = Path(source).expanduser()
+    if path.exists():
+        return _load_local(path)
+    if source.count("/") == 1 and not source.startswith((".", "/", "~")) and not path.suffix:
+        return _load_hub(source, hf_config, hf_split)
+    raise FileNotFoundError(f"{source!r} is neither an existing file nor a Hugging Face dataset id (owner/name)")
+
+
+def _load_local(path: Path) -> list[dict[str, Any]]:
+    if path.suffix == ".jsonl":
+        records = []
+        with path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, 1):
+                if line.strip():
+                    try:
+                        records.append(json.loads(line))
+                    except json.JSONDecodeError as e:
+                        raise ValueError(f"{path}:{line_no}: not valid JSON ({e.msg})") from e
+        return records
+    if path.suffix == ".json":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, list):
+            raise ValueError(f"{path}: expected a JSON list of records")
+        return data
+    if path.suffix == ".parquet":
+        import pandas as pd
+
+        return pd.read_parquet(path).to_dict(orient="records")
+    raise ValueError(f"{path}: unsupported file type {path.suffix!r} (use .jsonl, .json or .parquet)")
+
+
+def _load_hub(dataset_id: str, config: str | None, split: str | None) -> list[dict[str, Any]]:
+    from datasets import load_dataset
+
+    loaded = load_dataset(dataset_id, config, split=split)
+    splits = {split: loaded} if split else dict(loaded)
+    return [{**row, "_hf_split": name} for name, part in splits.items() for row in part]

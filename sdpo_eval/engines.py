@@ -1,0 +1,189 @@
+"""Text generation engines behind one interface: vLLM on GPU, transformers on CPU (or GPU without vLLM).
+
+    engine.generate(prompts, params, seeds=None) -> list[Completion]   # one completion per prompt, in order
+
+A prompt is a raw string or a list of chat messages; messages are rendered with the model's chat
+template (add_generation_prompt=True) and tokenised without adding special tokens again. Each prompt
+gets its own seed (`seeds[i]`, else `params.seed + i`), so a sample is reproducible by (model, prompt,
+seed, params) on the same engine. Model specs are HF ids, local folders or a GGUF file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Sequence, Union
+
+Prompt = Union[str, list]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    temperature: float = 0.0          # 0 = greedy
+    top_p: float = 1.0
+    max_new_tokens: int = 1024
+    seed: int = 0
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    num_tokens: int
+    finish_reason: str                # "stop" (EOS or stop string) or "length"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model location: `path` is an HF id or folder; `gguf_file` names a GGUF file inside the folder."""
+
+    path: str
+    gguf_file: str | None = None
+
+    @classmethod
+    def parse(cls, model: str, gguf_file: str | None = None) -> "ModelSpec":
+        """`model` may itself be a path to a .gguf file (split into folder + file name)."""
+        if model.endswith(".gguf") and gguf_file is None:
+            file = Path(model).expanduser()
+            if not file.is_file():
+                raise FileNotFoundError(f"GGUF file not found: {file}")
+            return cls(str(file.parent), file.name)
+        return cls(model, gguf_file)
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}/{self.gguf_file}" if self.gguf_file else self.path
+
+
+class Engine(Protocol):
+    spec: ModelSpec
+
+    @property
+    def has_chat_template(self) -> bool: ...
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
+                 seeds: Sequence[int] | None = None) -> list[Completion]: ...
+
+
+def _seeds(n: int, params: SamplingParams, seeds: Sequence[int] | None) -> list[int]:
+    if seeds is None:
+        return [params.seed + i for i in range(n)]
+    if len(seeds) != n:
+        raise ValueError(f"got {len(seeds)} seeds for {n} prompts")
+    return list(seeds)
+
+
+def _cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    cuts = [text.index(s) for s in stop if s and s in text]
+    return (text[: min(cuts)], True) if cuts else (text, False)
+
+
+def _prompt_ids(tokenizer, prompt: Prompt) -> list[int]:
+    if isinstance(prompt, str):
+        return list(tokenizer(prompt)["input_ids"])
+    text = tokenizer.apply_chat_template(list(prompt), add_generation_prompt=True, tokenize=False)
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+class TransformersEngine:
+    """transformers `generate`, one prompt at a time (exact per-sample seeds; meant for CPU and tests)."""
+
+    def __init__(self, spec: ModelSpec, device: str | None = None, dtype: str = "auto"):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.spec = spec
+        kwargs = {"gguf_file": spec.gguf_file} if spec.gguf_file else {}
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.tokenizer = AutoTokenizer.from_pretrained(spec.path, **kwargs)
+        torch_dtype = getattr(torch, dtype) if dtype != "auto" else ("auto" if self.device != "cpu" else torch.float32)
+        self.model = AutoModelForCausalLM.from_pretrained(spec.path, dtype=torch_dtype, **kwargs).to(self.device).eval()
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
+                 seeds: Sequence[int] | None = None) -> list[Completion]:
+        import torch
+        from tqdm.auto import tqdm
+
+        out = []
+        eos = self.tokenizer.eos_token_id
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
+        for prompt, seed in tqdm(list(zip(prompts, _seeds(len(prompts), params, seeds))), desc="generate", leave=False):
+            ids = torch.tensor([_prompt_ids(self.tokenizer, prompt)], device=self.device)
+            torch.manual_seed(seed)
+            sampling = {"do_sample": True, "temperature": params.temperature, "top_p": params.top_p} \
+                if params.temperature > 0 else {"do_sample": False}
+            extra = {"stop_strings": list(params.stop), "tokenizer": self.tokenizer} if params.stop else {}
+            with torch.no_grad():
+                gen = self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=params.max_new_tokens,
+                                          pad_token_id=pad, **sampling, **extra)
+            new = gen[0, ids.shape[1]:].tolist()
+            text, stopped = _cut_at_stop(self.tokenizer.decode(new, skip_special_tokens=True), params.stop)
+            ended = stopped or (eos is not None and eos in new) or len(new) < params.max_new_tokens
+            out.append(Completion(text=text, num_tokens=len(new), finish_reason="stop" if ended else "length"))
+        return out
+
+
+class VllmEngine:
+    """vLLM offline engine; all prompts go to vLLM at once, each with its own SamplingParams seed."""
+
+    def __init__(self, spec: ModelSpec, tokenizer: str | None = None, tensor_parallel_size: int = 1,
+                 gpu_memory_utilization: float = 0.85, max_model_len: int | None = None, dtype: str = "auto"):
+        from vllm import LLM
+
+        self.spec = spec
+        model = str(Path(spec.path) / spec.gguf_file) if spec.gguf_file else spec.path
+        self.llm = LLM(model=model, tokenizer=tokenizer or spec.path, tensor_parallel_size=tensor_parallel_size,
+                       gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, dtype=dtype)
+        self.tokenizer = self.llm.get_tokenizer()
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
+                 seeds: Sequence[int] | None = None) -> list[Completion]:
+        from vllm import SamplingParams as VllmParams
+
+        requests = [{"prompt_token_ids": _prompt_ids(self.tokenizer, p)} for p in prompts]
+        per_prompt = [VllmParams(n=1, temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_new_tokens,
+                                 seed=seed, stop=list(params.stop) or None)
+                      for seed in _seeds(len(prompts), params, seeds)]
+        results = self.llm.generate(requests, sampling_params=per_prompt, use_tqdm=True)
+        out = []
+        for result in results:
+            sample = result.outputs[0]
+            out.append(Completion(text=sample.text, num_tokens=len(sample.token_ids),
+                                  finish_reason="length" if sample.finish_reason == "length" else "stop"))
+        return out
+
+
+@dataclass
+class EngineOptions:
+    backend: str = "auto"             # auto | vllm | transformers
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.85
+    max_model_len: int | None = None
+    dtype: str = "auto"
+    tokenizer: str | None = None      # vLLM + GGUF: the HF tokenizer to use
+
+
+def load_engine(spec: ModelSpec, options: EngineOptions | None = None) -> Engine:
+    """vLLM when requested or (auto) when CUDA and vLLM are both available, else transformers."""
+    options = options or EngineOptions()
+    backend = options.backend
+    if backend == "auto":
+        import importlib.util
+
+        import torch
+
+        backend = "vllm" if torch.cuda.is_available() and importlib.util.find_spec("vllm") else "transformers"
+    if backend == "vllm":
+        return VllmEngine(spec, tokenizer=options.tokenizer, tensor_parallel_size=options.tensor_parallel_size,
+                          gpu_memory_utilization=options.gpu_memory_utilization, max_model_len=options.max_model_len,
+                          dtype=options.dtype)
+    if backend == "transformers":
+        return TransformersEngine(spec, dtype=options.dtype)
+    raise ValueError(f"backend must be auto, vllm or transformers, got {backend!r}")
