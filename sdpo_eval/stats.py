@@ -4,8 +4,8 @@
 - Newcombe (1998, "Improved confidence intervals for the difference between binomial proportions
   based on paired data", method 10) interval for the difference of two paired proportions.
 - Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k / i).
-- discovery@k: fraction of problems whose first valid attempt has index <= k, with a percentile
-  bootstrap over problems.
+- discovery@k: fraction of problems whose first valid attempt has index <= k (averaged over runs
+  when a problem has several), with a percentile bootstrap over problems.
 """
 from __future__ import annotations
 
@@ -82,23 +82,51 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 
-def discovery_curve(first_success: Sequence[int | None], ks: Sequence[int]) -> list[float]:
-    """For each k: fraction of problems with a first valid attempt index (1-based) <= k (None = unsolved)."""
-    if not first_success:
+Run = tuple  # (first valid attempt index, 1-based, or None; attempts judged in the run)
+
+
+def discovery_matrix(runs_by_problem: Sequence[Sequence[Run]], ks: Sequence[int]) -> np.ndarray:
+    """P x K array: for problem p, the fraction of its runs solved within k attempts (NaN if unknown).
+
+    A run with first success f and n judged attempts counts at k if f <= k (solved) or n >= k (unsolved
+    within k); an unsolved run that stopped early (n < k) is censored and left out at that k.
+    """
+    if not runs_by_problem:
         raise ValueError("discovery@k needs at least one problem")
-    arr = np.array([math.inf if s is None else s for s in first_success], dtype=float)
-    return [float(np.mean(arr <= k)) for k in ks]
+    kk = np.asarray(ks, dtype=float)
+    out = np.full((len(runs_by_problem), kk.size), np.nan)
+    for p, runs in enumerate(runs_by_problem):
+        if not runs:
+            continue
+        first = np.array([math.inf if f is None else f for f, _ in runs], dtype=float)[:, None]
+        made = np.array([n for _, n in runs], dtype=float)[:, None]
+        solved = first <= kk[None, :]
+        known = solved | (made >= kk[None, :])
+        counts = known.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[p] = np.where(counts > 0, (solved & known).sum(axis=0) / counts, np.nan)
+    return out
 
 
-def bootstrap_discovery(first_success: Sequence[int | None], ks: Sequence[int], n_boot: int = 2000,
+def _nanmean_rows(matrix: np.ndarray) -> np.ndarray:
+    known = ~np.isnan(matrix)
+    counts = known.sum(axis=-2)
+    sums = np.where(known, matrix, 0.0).sum(axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / counts, np.nan)
+
+
+def discovery_curve(runs_by_problem: Sequence[Sequence[Run]], ks: Sequence[int]) -> list[float]:
+    """discovery@k: mean over problems of the per-problem solved-within-k fraction (`discovery_matrix`)."""
+    return [float(x) for x in _nanmean_rows(discovery_matrix(runs_by_problem, ks))]
+
+
+def bootstrap_discovery(runs_by_problem: Sequence[Sequence[Run]], ks: Sequence[int], n_boot: int = 2000,
                         confidence: float = 0.95, seed: int = 0) -> tuple[list[float], list[float]]:
     """Percentile-bootstrap (low, high) bands of discovery@k, resampling problems with replacement."""
-    arr = np.array([math.inf if s is None else s for s in first_success], dtype=float)
-    if arr.size == 0:
-        raise ValueError("discovery@k needs at least one problem")
+    matrix = discovery_matrix(runs_by_problem, ks)
     rng = np.random.default_rng(seed)
-    samples = arr[rng.integers(0, arr.size, size=(n_boot, arr.size))]
-    curves = (samples[:, :, None] <= np.asarray(ks, dtype=float)[None, None, :]).mean(axis=1)
+    curves = _nanmean_rows(matrix[rng.integers(0, matrix.shape[0], size=(n_boot, matrix.shape[0]))])
     alpha = (1 - confidence) / 2
-    low, high = np.quantile(curves, [alpha, 1 - alpha], axis=0)
+    low, high = np.nanquantile(curves, [alpha, 1 - alpha], axis=0)
     return [float(x) for x in low], [float(x) for x in high]

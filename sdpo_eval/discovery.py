@@ -1,0 +1,284 @@
+"""Test-time discovery: per-problem TTRL runs (SDPO, GRPO) and best-of-k sampling on the same budget.
+
+    python -m sdpo_eval.discovery run --recipe sdpo_kimina_1_7b --problems mathd_algebra_10,imo_1983_p6 \\
+        --budget 256 --out-dir ~/sdpo_runs/discovery [--methods sdpo,grpo,best_of_k] [--seed 0] [-- hydra overrides]
+    python -m sdpo_eval.discovery report --run-dir ~/sdpo_runs/discovery --budget 256   # discovery.png/.json
+
+`run` starts, for every (method, problem), a fresh `python -m verl.trainer.main_ppo +recipe=<method>_<model>
+sdpo.ttrl.theorem=<name> sdpo.ttrl.stop_on_success=true sdpo.ttrl.max_attempts=<budget> sdpo.attempt_log=...`
+process, so each problem starts from the base checkpoint. best_of_k runs `sdpo_eval.prover_eval best-of-k`
+once for all problems with the recipe's model, data files, sampling parameters (temperature, top-p,
+max response length), rollout.n as batch size, and reward options, read from the composed recipe.
+Logs: <out-dir>/<method>/<problem>/attempts.jsonl (best_of_k: <out-dir>/best_of_k/attempts.jsonl),
+status.json next to each. Finished runs (status rc 0) are skipped unless --force.
+
+`report` reads every attempts.jsonl under --run-dir and computes discovery@k, the fraction of problems
+solved within k judged attempts (infra samples do not count), averaged over runs per problem and over
+problems, with a 95% percentile bootstrap over problems. Only problems present for every method enter
+the curves (the others are listed). Unsolved runs that stopped before k attempts are censored at k.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+TRAINED_METHODS = ("sdpo", "grpo")
+METHODS = TRAINED_METHODS + ("best_of_k",)
+
+
+def model_part(recipe: str) -> str:
+    """`sdpo_kimina_1_7b` -> `kimina_1_7b` (the part shared by the sdpo_/grpo_ twins)."""
+    for prefix in TRAINED_METHODS:
+        if recipe.startswith(prefix + "_"):
+            return recipe[len(prefix) + 1:]
+    raise ValueError(f"recipe {recipe!r} must start with one of {[m + '_' for m in TRAINED_METHODS]}")
+
+
+def trainer_command(method: str, recipe: str, problem: str, budget: int, run_dir: Path, seed: int,
+                    overrides: Sequence[str] = (), save_checkpoints: bool = False,
+                    python: str = sys.executable) -> list[str]:
+    """argv of one TTRL run of `method` (sdpo | grpo) on `problem` from the base model."""
+    if method not in TRAINED_METHODS:
+        raise ValueError(f"trained methods are {TRAINED_METHODS}, got {method!r}")
+    model = model_part(recipe)
+    command = [
+        python, "-m", "verl.trainer.main_ppo",
+        f"+recipe={method}_{model}",
+        f"sdpo.ttrl.theorem={problem}",
+        "sdpo.ttrl.stop_on_success=true",
+        f"sdpo.ttrl.max_attempts={budget}",
+        f"sdpo.attempt_log={run_dir / 'attempts.jsonl'}",
+        f"trainer.experiment_name={method}_{model}_{problem}_s{seed}",
+        f"trainer.default_local_dir={run_dir / 'checkpoints'}",
+        f"data.seed={seed}",
+    ]
+    if not save_checkpoints:
+        command.append("trainer.save_freq=-1")
+    return command + list(overrides)
+
+
+def compose_recipe(recipe: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """The resolved config of `+recipe=<recipe>` over verl's ppo_trainer (as main_ppo composes it)."""
+    import verl  # noqa: F401  (loads the sdpo-lean plugin: Hydra search path and resolvers)
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    config_dir = str(Path(verl.__file__).parent / "trainer" / "config")
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        cfg = compose(config_name="ppo_trainer", overrides=[f"+recipe={recipe}", *overrides])
+    GlobalHydra.instance().clear()
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+def best_of_k_command(cfg: dict[str, Any], problems: Sequence[str], budget: int, log: Path, seed: int,
+                      python: str = sys.executable) -> list[str]:
+    """argv of the best-of-k sampler with the composed recipe's model, data, sampling and reward settings."""
+    rollout = cfg["actor_rollout_ref"]["rollout"]
+    files = (cfg["data"].get("sdpo_ttrl") or {}).get("files") or [cfg["data"]["train_files"], cfg["data"]["val_files"]]
+    command = [python, "-m", "sdpo_eval.prover_eval", "best-of-k",
+               "--model", str(cfg["actor_rollout_ref"]["model"]["path"]),
+               "--problems", ",".join(problems), "--budget", str(budget), "--batch", str(rollout["n"]),
+               "--temperature", str(rollout["temperature"]), "--top-p", str(rollout["top_p"]),
+               "--max-new-tokens", str(cfg["data"]["max_response_length"]), "--seed", str(seed),
+               "--attempt-log", str(log), "--out", str(log.with_name("summary.json"))]
+    for path in files if isinstance(files, list) else [files]:
+        command += ["--data", str(path)]
+    reward_kwargs = ((cfg.get("reward") or {}).get("custom_reward_function") or {}).get("reward_kwargs") or {}
+    for key, value in reward_kwargs.items():
+        if value is not None:
+            command += ["--reward-kwarg", f"{key}={json.dumps(value) if not isinstance(value, str) else value}"]
+    return command
+
+
+def _finished(run_dir: Path) -> bool:
+    status = run_dir / "status.json"
+    return status.exists() and json.loads(status.read_text()).get("returncode") == 0
+
+
+def _launch(command: list[str], run_dir: Path) -> int:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    start = time.time()
+    with open(run_dir / "stdout.log", "w") as out:
+        rc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT).returncode
+    (run_dir / "status.json").write_text(json.dumps({"command": command, "returncode": rc,
+                                                     "wall_s": round(time.time() - start, 1)}, indent=2))
+    return rc
+
+
+def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, methods: Sequence[str], seed: int,
+        overrides: Sequence[str], force: bool = False, dry_run: bool = False, save_checkpoints: bool = False) -> list[dict]:
+    """Launch every (method, problem) run that has not finished; returns [{method, problem, command, returncode}]."""
+    from tqdm.auto import tqdm
+
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; known: {list(METHODS)}")
+    jobs: list[tuple[str, str | None, list[str], Path]] = []
+    for method in methods:
+        if method == "best_of_k":
+            run_dir = out_dir / "best_of_k"
+            cfg = compose_recipe(f"sdpo_{model_part(recipe)}", [f"sdpo.ttrl.theorem={problems[0]}", *overrides])
+            jobs.append((method, None, best_of_k_command(cfg, problems, budget, run_dir / "attempts.jsonl", seed), run_dir))
+            continue
+        for problem in problems:
+            run_dir = out_dir / method / problem
+            jobs.append((method, problem, trainer_command(method, recipe, problem, budget, run_dir, seed, overrides,
+                                                          save_checkpoints), run_dir))
+    done = []
+    for method, problem, command, run_dir in tqdm(jobs, desc="discovery runs", disable=dry_run):
+        if dry_run:
+            print(" ".join(command))
+            rc = None
+        elif _finished(run_dir) and not force:
+            rc = 0
+        else:
+            rc = _launch(command, run_dir)
+            if rc != 0:
+                print(f"warning: {method} {problem or ''} exited {rc}; see {run_dir / 'stdout.log'}", file=sys.stderr)
+        done.append({"method": method, "problem": problem, "command": command, "returncode": rc})
+    return done
+
+
+# ------------------------------------------------------------------ report
+
+def read_attempts(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    records = []
+    for path in paths:
+        with open(path) as handle:
+            for line_no, line in enumerate(handle, 1):
+                if line.strip():
+                    try:
+                        records.append(json.loads(line))
+                    except json.JSONDecodeError as e:
+                        raise ValueError(f"{path}:{line_no}: bad attempt record ({e.msg})") from e
+    return records
+
+
+def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, dict[str, list[tuple]]]:
+    """{method: {problem: [(first valid attempt or None, judged attempts), one per run_id]}}, capped at budget."""
+    runs: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for rec in records:
+        key = (rec["method"], rec["problem"], rec["run_id"])
+        state = runs.setdefault(key, {"first": None, "made": 0})
+        if rec.get("infra") or rec["attempt"] > budget or rec["attempt"] < 1:
+            continue
+        state["made"] = max(state["made"], rec["attempt"])
+        if rec.get("score", 0.0) >= 1.0 and (state["first"] is None or rec["attempt"] < state["first"]):
+            state["first"] = rec["attempt"]
+    out: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
+    for (method, problem, _), state in sorted(runs.items()):
+        out[method][problem].append((state["first"], state["made"]))
+    return {m: dict(p) for m, p in out.items()}
+
+
+def discovery_report(records: Sequence[dict[str, Any]], budget: int, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """discovery@k curves (k = 1..budget) with bootstrap bands for each method, on the common problems."""
+    from sdpo_eval.stats import bootstrap_discovery, discovery_curve
+
+    by_method = runs_by_method(records, budget)
+    if not by_method:
+        raise ValueError("no attempt records")
+    common = sorted(set.intersection(*(set(p) for p in by_method.values())))
+    if not common:
+        raise ValueError("no problem was attempted by every method")
+    ks = list(range(1, budget + 1))
+    report: dict[str, Any] = {"budget": budget, "problems": common, "methods": {},
+                              "left_out": {m: sorted(set(p) - set(common)) for m, p in by_method.items()}}
+    for method, problems in sorted(by_method.items()):
+        runs = [problems[p] for p in common]
+        curve = discovery_curve(runs, ks)
+        low, high = bootstrap_discovery(runs, ks, n_boot=n_boot, seed=seed)
+        marks = sorted({k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if k <= budget} | {budget})
+        report["methods"][method] = {
+            "runs": sum(len(r) for r in runs),
+            "solved_runs": sum(f is not None for r in runs for f, _ in r),
+            "censored_runs": sum(f is None and n < budget for r in runs for f, n in r),
+            "discovery_at": {str(k): {"value": curve[k - 1], "low": low[k - 1], "high": high[k - 1]} for k in marks},
+            "curve": curve, "low": low, "high": high,
+            "first_success": {p: [f for f, _ in problems[p]] for p in common},
+        }
+    return report
+
+
+def plot_report(report: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ks = list(range(1, report["budget"] + 1))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for method, row in report["methods"].items():
+        line, = ax.step(ks, row["curve"], where="post", label=f"{method} ({row['solved_runs']}/{row['runs']} runs solved)")
+        ax.fill_between(ks, row["low"], row["high"], step="post", alpha=0.2, color=line.get_color())
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("attempts k")
+    ax.set_ylabel("discovery@k (fraction of problems solved)")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"{len(report['problems'])} problems, 95% bootstrap over problems")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="launch TTRL / best-of-k runs")
+    r.add_argument("--recipe", required=True, help="an sdpo_<model> or grpo_<model> recipe")
+    r.add_argument("--problems", required=True, help="comma-separated theorem names")
+    r.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
+    r.add_argument("--out-dir", type=Path, required=True)
+    r.add_argument("--methods", default=",".join(METHODS))
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--force", action="store_true", help="rerun finished runs")
+    r.add_argument("--dry-run", action="store_true", help="print the commands only")
+    r.add_argument("--save-checkpoints", action="store_true", help="keep trainer checkpoints (off: save_freq=-1)")
+    r.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (after --)")
+    rep = sub.add_parser("report", help="discovery@k curves from attempt logs")
+    rep.add_argument("--run-dir", type=Path, default=None, help="read every attempts.jsonl below this folder")
+    rep.add_argument("--log", type=Path, action="append", default=[], help="attempt log file (repeatable)")
+    rep.add_argument("--budget", type=int, required=True)
+    rep.add_argument("--n-boot", type=int, default=2000)
+    rep.add_argument("--seed", type=int, default=0)
+    rep.add_argument("--out", type=Path, default=None, help="output prefix (default <run-dir>/discovery)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            problems = [p.strip() for p in args.problems.split(",") if p.strip()]
+            methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+            results = run(args.recipe, problems, args.budget, args.out_dir.expanduser(), methods, args.seed,
+                          args.overrides, args.force, args.dry_run, args.save_checkpoints)
+            failed = [r for r in results if r["returncode"] not in (0, None)]
+            return 1 if failed else 0
+        logs = list(args.log) + (sorted(args.run_dir.expanduser().rglob("attempts.jsonl")) if args.run_dir else [])
+        if not logs:
+            parser.error("give --run-dir or --log")
+        report = discovery_report(read_attempts(logs), args.budget, args.n_boot, args.seed)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    prefix = args.out or ((args.run_dir or logs[0].parent) / "discovery")
+    prefix = Path(prefix).expanduser()
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{prefix}.json").write_text(json.dumps(report, indent=2))
+    plot_report(report, Path(f"{prefix}.png"))
+    for method, row in report["methods"].items():
+        marks = ", ".join(f"@{k}={v['value']:.2f}" for k, v in row["discovery_at"].items())
+        print(f"{method}: {marks}")
+    print(f"wrote {prefix}.json and {prefix}.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

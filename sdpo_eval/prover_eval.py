@@ -1,0 +1,222 @@
+"""Sample Lean proofs from a prepared parquet and verify them with the Lean reward.
+
+    # pass@k on miniF2F test: n samples per problem, unbiased pass@k for each k <= n
+    python -m sdpo_eval.prover_eval passk --model AI-MO/Kimina-Prover-RL-1.7B \\
+        --data ~/data/sdpo_lean/minif2f_kimina_test.parquet --n 32 --k 1,8,32 --out passk.json
+    # best-of-k discovery baseline: sample in batches until the first valid proof or the budget
+    python -m sdpo_eval.prover_eval best-of-k --model ... --data a.parquet --data b.parquet --problems p1,p2 \\
+        --budget 256 --batch 16 --attempt-log runs/best_of_k/attempts.jsonl
+
+Verification goes through `reward.lean.verify_many` (Lean backend options: `--reward-kwarg key=value`,
+e.g. backend=repl). Infrastructure results (infra=1: server down, timeouts after retries) are never
+failures: they are left out of pass@k denominators, do not consume discovery attempts, and are
+counted separately. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
+from sdpo_eval.stats import pass_at_k
+
+MAX_ALL_INFRA_BATCHES = 3  # best-of-k gives up on a problem after this many batches that were entirely infra
+
+
+def load_problems(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Rows {name, prompt, ground_truth, data_source} from prepared parquet files, optionally chosen by name."""
+    import difflib
+
+    import pandas as pd
+
+    rows = []
+    for path in paths:
+        for row in pd.read_parquet(Path(path).expanduser()).to_dict(orient="records"):
+            rows.append({"name": row["extra_info"]["name"], "prompt": [dict(m) for m in row["prompt"]],
+                         "ground_truth": row["reward_model"]["ground_truth"], "data_source": row["data_source"]})
+    if names is None:
+        return rows
+    by_name = {r["name"]: r for r in rows}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        hints = {n: difflib.get_close_matches(n, list(by_name), n=3) for n in missing}
+        raise ValueError(f"problems not found in {list(map(str, paths))}: {hints}")
+    return [by_name[n] for n in names]
+
+
+def verify(items: list[dict[str, Any]], reward_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Run `reward.lean.verify_many` on items {solution_str, ground_truth, finish_reason} in one event loop."""
+    import reward.lean as lean_reward
+
+    async def run() -> list[dict[str, Any]]:
+        try:
+            return await lean_reward.verify_many(items, **reward_kwargs)
+        finally:
+            close = getattr(lean_reward, "aclose_backends", None)
+            if close is not None:
+                await close()
+
+    return asyncio.run(run())
+
+
+def _items(problem: dict[str, Any], completions: Sequence[Completion]) -> list[dict[str, Any]]:
+    return [{"solution_str": c.text, "ground_truth": problem["ground_truth"], "finish_reason": c.finish_reason}
+            for c in completions]
+
+
+def pass_at_k_report(problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, n: int,
+                     ks: Sequence[int], reward_kwargs: dict[str, Any], attempt_log: str | None = None) -> dict[str, Any]:
+    """Sample n per problem, verify, and compute unbiased pass@k over the judged (non-infra) samples."""
+    bad = [k for k in ks if not 1 <= k <= n]
+    if bad:
+        raise ValueError(f"every k must be in 1..n={n}, got {bad}")
+    prompts = [p["prompt"] for p in problems for _ in range(n)]
+    seeds = [params.seed + j for _ in problems for j in range(n)]
+    completions = engine.generate(prompts, params, seeds=seeds)
+    results = verify([it for i, p in enumerate(problems) for it in _items(p, completions[i * n:(i + 1) * n])],
+                     reward_kwargs)
+    log = _attempt_log(attempt_log, "sampling", params.seed)
+    per_problem = []
+    for i, problem in enumerate(problems):
+        res = results[i * n:(i + 1) * n]
+        judged = [r for r in res if not r.get("infra")]
+        valid = sum(1 for r in judged if r["score"] >= 1.0)
+        per_problem.append({"name": problem["name"], "samples": n, "judged": len(judged), "valid": valid,
+                            "infra": n - len(judged), "verdicts": dict(Counter(r["verdict"] for r in res))})
+        if log is not None:
+            log.record(1, _log_samples(problem["name"], completions[i * n:(i + 1) * n], res, seeds[i * n:(i + 1) * n]))
+    summary = {}
+    for k in ks:
+        usable = [p for p in per_problem if p["judged"] >= k]
+        values = [pass_at_k(p["judged"], p["valid"], k) for p in usable]
+        summary[str(k)] = {"pass_at_k": sum(values) / len(values) if values else None, "problems": len(usable),
+                           "problems_without_k_judged_samples": len(per_problem) - len(usable)}
+    return {"pass_at_k": summary, "infra_samples": sum(p["infra"] for p in per_problem),
+            "samples": n * len(problems), "problems": per_problem}
+
+
+def best_of_k(problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, budget: int, batch: int,
+              reward_kwargs: dict[str, Any], attempt_log: str | None) -> list[dict[str, Any]]:
+    """Per problem: sample `batch` at a time until a valid proof or `budget` judged attempts; log every sample."""
+    summaries = []
+    for problem in problems:
+        log = _attempt_log(attempt_log, "best_of_k", params.seed, run_id=f"best_of_k-{problem['name']}-{uuid.uuid4().hex[:8]}")
+        judged, drawn, step, all_infra, first = 0, 0, 0, 0, None
+        while judged < budget and first is None and all_infra < MAX_ALL_INFRA_BATCHES:
+            step += 1
+            size = min(batch, budget - judged)
+            seeds = [params.seed + drawn + j for j in range(size)]
+            completions = engine.generate([problem["prompt"]] * size, params, seeds=seeds)
+            results = verify(_items(problem, completions), reward_kwargs)
+            drawn += size
+            records = log.record(step, _log_samples(problem["name"], completions, results, seeds)) if log else []
+            all_infra = all_infra + 1 if all(r.get("infra") for r in results) else 0
+            for j, r in enumerate(results):
+                if not r.get("infra"):
+                    judged += 1
+                    if r["score"] >= 1.0 and first is None:
+                        first = records[j]["attempt"] if records else judged
+        summaries.append({"name": problem["name"], "first_success": first, "judged": judged, "drawn": drawn,
+                          "steps": step, "gave_up_on_infra": all_infra >= MAX_ALL_INFRA_BATCHES})
+    return summaries
+
+
+def _attempt_log(path: str | None, method: str, seed: int, run_id: str | None = None):
+    if not path:
+        return None
+    from sdpo_ext.attempt_log import AttemptLog
+
+    return AttemptLog(path=path, method=method, run_id=run_id or f"{method}-{uuid.uuid4().hex[:8]}", seed=seed)
+
+
+def _log_samples(name: str, completions: Sequence[Completion], results: Sequence[dict], seeds: Sequence[int]) -> list[dict]:
+    """AttemptLog samples; `sample_key` holds the per-sample seed (the record's `seed` is the run's base seed)."""
+    return [{"problem": name, "response_tokens": c.num_tokens, "verdict": r.get("verdict"), "score": r["score"],
+             "infra": r.get("infra", 0.0), "sample_key": f"seed={s}", "proof": c.text if r["score"] >= 1.0 else None}
+            for c, r, s in zip(completions, results, seeds)]
+
+
+def _reward_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"--reward-kwarg needs key=value, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="HF id, folder or .gguf file")
+    parser.add_argument("--gguf-file", default=None)
+    parser.add_argument("--tokenizer", default=None)
+    parser.add_argument("--data", action="append", required=True, help="prepared parquet (repeatable)")
+    parser.add_argument("--problems", default=None, help="comma-separated names (default: all rows)")
+    parser.add_argument("--temperature", type=float, default=0.6)
+    parser.add_argument("--top-p", type=float, default=0.95)
+    parser.add_argument("--max-new-tokens", type=int, default=8096)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"])
+    parser.add_argument("--tensor-parallel-size", type=int, default=1)
+    parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
+    parser.add_argument("--max-model-len", type=int, default=None)
+    parser.add_argument("--reward-kwarg", action="append", default=[], help="reward.lean option key=value")
+    parser.add_argument("--attempt-log", default=None, help="append every sample to this JSONL attempt log")
+    parser.add_argument("--out", type=Path, default=None, help="JSON summary")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    passk = sub.add_parser("passk", help="unbiased pass@k")
+    _common(passk)
+    passk.add_argument("--n", type=int, required=True, help="samples per problem")
+    passk.add_argument("--k", default="1", help="comma-separated k values (each <= n)")
+    bok = sub.add_parser("best-of-k", help="sample until the first valid proof (discovery baseline)")
+    _common(bok)
+    bok.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
+    bok.add_argument("--batch", type=int, default=16, help="samples per round (= the trainer's rollout.n)")
+    args = parser.parse_args(argv)
+    try:
+        reward_kwargs = _reward_kwargs(args.reward_kwarg)
+        names = [n.strip() for n in args.problems.split(",") if n.strip()] if args.problems else None
+        problems = load_problems(args.data, names)
+        spec = ModelSpec.parse(args.model, args.gguf_file)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
+                            seed=args.seed)
+    engine = load_engine(spec, EngineOptions(backend=args.backend, tensor_parallel_size=args.tensor_parallel_size,
+                                             gpu_memory_utilization=args.gpu_memory_utilization,
+                                             max_model_len=args.max_model_len, tokenizer=args.tokenizer))
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    if args.command == "passk":
+        ks = [int(k) for k in args.k.split(",")]
+        report = {"config": config, **pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log)}
+        for k, row in report["pass_at_k"].items():
+            value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"
+            print(f"pass@{k}: {value} over {row['problems']} problems")
+        print(f"infra samples (excluded): {report['infra_samples']} / {report['samples']}")
+    else:
+        runs = best_of_k(problems, engine, params, args.budget, args.batch, reward_kwargs, args.attempt_log)
+        report = {"config": config, "runs": runs}
+        for run in runs:
+            print(f"{run['name']}: first valid attempt {run['first_success']} ({run['judged']} judged, {run['drawn']} drawn)")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
