@@ -84,7 +84,7 @@ def statement_problem(statement: str, name: str) -> str | None:
         return "empty statement"
     live = list(_DECL.finditer(blank_comments(statement)))
     if not any(m.group(2) == name for m in live):
-        if any(m.group(2) == name for m in _DECL.finditer(statement)):
+        if re.search(rf"\b(?:theorem|lemma|def)\s+{re.escape(name)}(?![\w'.])", statement):
             return "commented out: the declaration is inside a comment"
         if not live:
             return "no declaration: no theorem/lemma/def outside comments"
