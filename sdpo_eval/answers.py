@@ -11,7 +11,8 @@ import re
 import threading
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
-_ANSWER_PHRASE = re.compile(r"(?:final answer|the answer)\s*(?:is|:)\s*:?\s*(.+?)(?:\.\s|\.$|\n|$)", re.IGNORECASE)
+_ANSWER_PHRASE = re.compile(r"(?:final answer|the answer)\s*(?:is|:)", re.IGNORECASE)
+_PHRASE_VALUE = re.compile(r"\s*:?\s*(.+?)(?:\.\s|\.$|\n|$)")
 
 
 def _braced(text: str, open_at: int) -> tuple[str, int] | None:
@@ -63,11 +64,11 @@ def extract_answer(text: str | None) -> str | None:
     boxed = last_boxed(text)
     if boxed is not None:
         return boxed
-    matches = _ANSWER_PHRASE.findall(text)
-    if matches:
-        answer = matches[-1].strip().strip("$").strip()
-        return answer or None
-    return None
+    phrases = list(_ANSWER_PHRASE.finditer(text))
+    value = _PHRASE_VALUE.match(text, phrases[-1].end()) if phrases else None
+    if value is None:
+        return None
+    return value.group(1).strip().strip("$").strip() or None
 
 
 def _normalise(answer: str) -> str:

@@ -33,7 +33,9 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     centre = p + z * z / (2 * n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     denom = 1 + z * z / n
-    return max(0.0, (centre - half) / denom), min(1.0, (centre + half) / denom)
+    low = 0.0 if successes == 0 else max(0.0, (centre - half) / denom)
+    high = 1.0 if successes == n else min(1.0, (centre + half) / denom)
+    return low, high
 
 
 def paired_difference_interval(a: Sequence[bool], b: Sequence[bool], confidence: float = 0.95) -> tuple[float, float, float]:

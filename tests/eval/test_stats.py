@@ -1,0 +1,71 @@
+"""Intervals, pass@k and discovery@k against hand-computed and published values."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sdpo_eval.stats import (bootstrap_discovery, discovery_curve, discovery_matrix, paired_difference_interval,
+                             pass_at_k, wilson_interval)
+
+
+def test_wilson_matches_newcombe_example():
+    low, high = wilson_interval(81, 263)          # Newcombe (1998a), example: 0.2553 to 0.3662
+    assert low == pytest.approx(0.2553, abs=1e-4) and high == pytest.approx(0.3662, abs=1e-4)
+    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == 1.0
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+
+
+def test_paired_difference_matches_newcombe_method_10():
+    # Newcombe (1998b) example: 36 both, 12 only A, 2 only B, 0 neither -> 0.0569 to 0.3404
+    a = [True] * 36 + [True] * 12 + [False] * 2
+    b = [True] * 36 + [False] * 12 + [True] * 2
+    diff, low, high = paired_difference_interval(a, b)
+    assert diff == pytest.approx(0.2)
+    assert low == pytest.approx(0.0569, abs=1e-4) and high == pytest.approx(0.3404, abs=1e-4)
+    d2, l2, h2 = paired_difference_interval(b, a)
+    assert (d2, l2, h2) == pytest.approx((-diff, -high, -low))
+    same = [True, False, True, True]
+    d3, l3, h3 = paired_difference_interval(same, same)
+    assert d3 == 0 and l3 < 0 < h3
+    with pytest.raises(ValueError):
+        paired_difference_interval([True], [True, False])
+
+
+def test_pass_at_k_hand_values_and_combinatorial_form():
+    assert pass_at_k(5, 2, 2) == pytest.approx(1 - 3 / 10)          # 1 - C(3,2)/C(5,2)
+    assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
+    assert pass_at_k(10, 0, 5) == 0.0 and pass_at_k(4, 4, 1) == 1.0
+    assert pass_at_k(10, 8, 3) == 1.0                                 # n - c < k
+    for n in range(1, 13):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                assert pass_at_k(n, c, k) == pytest.approx(1 - math.comb(n - c, k) / math.comb(n, k), abs=1e-12)
+    assert 0.0 < pass_at_k(2000, 1, 1000) < 1.0                      # stable where C(n, k) overflows floats
+    with pytest.raises(ValueError):
+        pass_at_k(3, 1, 4)
+
+
+def test_discovery_hand_computed():
+    # p0 solved at attempt 3; p1 unsolved after 10; p2 unsolved, stopped after 4 (censored beyond 4);
+    # p3 two runs: one solved at 1, one unsolved after 16.
+    runs = [[(3, 3)], [(None, 10)], [(None, 4)], [(1, 16), (None, 16)]]
+    ks = [1, 3, 5, 10]
+    m = discovery_matrix(runs, ks)
+    assert m[0].tolist() == [0, 1, 1, 1] and m[1].tolist() == [0, 0, 0, 0]
+    assert m[2, :2].tolist() == [0, 0] and all(math.isnan(x) for x in m[2, 2:])
+    assert m[3].tolist() == [0.5] * 4
+    assert discovery_curve(runs, ks) == pytest.approx([0.5 / 4, 1.5 / 4, 1.5 / 3, 1.5 / 3])
+
+
+def test_bootstrap_band_brackets_curve_and_is_degenerate_when_all_equal():
+    runs = [[(1, 1)], [(None, 8)], [(5, 5)], [(2, 2)], [(None, 8)]]
+    ks = list(range(1, 9))
+    curve = discovery_curve(runs, ks)
+    low, high = bootstrap_discovery(runs, ks, n_boot=500, seed=1)
+    assert all(lo <= c <= hi for lo, c, hi in zip(low, curve, high))
+    assert low[-1] < curve[-1] < high[-1]
+    same = [[(2, 2)]] * 4
+    assert bootstrap_discovery(same, [1, 2], n_boot=50) == ([0.0, 1.0], [0.0, 1.0])
