@@ -50,19 +50,24 @@ def load_problems(paths: Sequence[str | Path], names: Sequence[str] | None = Non
     return [by_name[n] for n in names]
 
 
-def verify(items: list[dict[str, Any]], reward_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
-    """Run `reward.lean.verify_many` on items {solution_str, ground_truth, finish_reason} in one event loop."""
-    import reward.lean as lean_reward
+class Verifier:
+    """`reward.lean.verify_many` on one private event loop, so Lean backends (REPL processes, HTTP
+    clients) live across calls; `close()` shuts them down."""
 
-    async def run() -> list[dict[str, Any]]:
-        try:
-            return await lean_reward.verify_many(items, **reward_kwargs)
-        finally:
-            close = getattr(lean_reward, "aclose_backends", None)
-            if close is not None:
-                await close()
+    def __init__(self, reward_kwargs: dict[str, Any]):
+        import reward.lean as lean_reward
 
-    return asyncio.run(run())
+        self._reward, self._kwargs, self._loop = lean_reward, reward_kwargs, asyncio.new_event_loop()
+
+    def __call__(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Items {solution_str, ground_truth, finish_reason} -> reward dicts, in order."""
+        return self._loop.run_until_complete(self._reward.verify_many(items, **self._kwargs))
+
+    def close(self) -> None:
+        close = getattr(self._reward, "aclose_backends", None)
+        if close is not None:
+            self._loop.run_until_complete(close())
+        self._loop.close()
 
 
 def _items(problem: dict[str, Any], completions: Sequence[Completion]) -> list[dict[str, Any]]:
@@ -79,8 +84,11 @@ def pass_at_k_report(problems: Sequence[dict[str, Any]], engine: Engine, params:
     prompts = [p["prompt"] for p in problems for _ in range(n)]
     seeds = [params.seed + j for _ in problems for j in range(n)]
     completions = engine.generate(prompts, params, seeds=seeds)
-    results = verify([it for i, p in enumerate(problems) for it in _items(p, completions[i * n:(i + 1) * n])],
-                     reward_kwargs)
+    verifier = Verifier(reward_kwargs)
+    try:
+        results = verifier([it for i, p in enumerate(problems) for it in _items(p, completions[i * n:(i + 1) * n])])
+    finally:
+        verifier.close()
     log = _attempt_log(attempt_log, "sampling", params.seed)
     per_problem = []
     for i, problem in enumerate(problems):
@@ -104,27 +112,36 @@ def pass_at_k_report(problems: Sequence[dict[str, Any]], engine: Engine, params:
 def best_of_k(problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, budget: int, batch: int,
               reward_kwargs: dict[str, Any], attempt_log: str | None) -> list[dict[str, Any]]:
     """Per problem: sample `batch` at a time until a valid proof or `budget` judged attempts; log every sample."""
-    summaries = []
-    for problem in problems:
-        log = _attempt_log(attempt_log, "best_of_k", params.seed, run_id=f"best_of_k-{problem['name']}-{uuid.uuid4().hex[:8]}")
-        judged, drawn, step, all_infra, first = 0, 0, 0, 0, None
-        while judged < budget and first is None and all_infra < MAX_ALL_INFRA_BATCHES:
-            step += 1
-            size = min(batch, budget - judged)
-            seeds = [params.seed + drawn + j for j in range(size)]
-            completions = engine.generate([problem["prompt"]] * size, params, seeds=seeds)
-            results = verify(_items(problem, completions), reward_kwargs)
-            drawn += size
-            records = log.record(step, _log_samples(problem["name"], completions, results, seeds)) if log else []
-            all_infra = all_infra + 1 if all(r.get("infra") for r in results) else 0
-            for j, r in enumerate(results):
-                if not r.get("infra"):
-                    judged += 1
-                    if r["score"] >= 1.0 and first is None:
-                        first = records[j]["attempt"] if records else judged
-        summaries.append({"name": problem["name"], "first_success": first, "judged": judged, "drawn": drawn,
-                          "steps": step, "gave_up_on_infra": all_infra >= MAX_ALL_INFRA_BATCHES})
+    summaries, verifier = [], Verifier(reward_kwargs)
+    try:
+        for problem in problems:
+            summaries.append(_best_of_k_one(problem, engine, params, budget, batch, verifier, attempt_log))
+    finally:
+        verifier.close()
     return summaries
+
+
+def _best_of_k_one(problem: dict[str, Any], engine: Engine, params: SamplingParams, budget: int, batch: int,
+                   verifier: Verifier, attempt_log: str | None) -> dict[str, Any]:
+    """One problem: batches until the first valid proof, `budget` judged attempts, or a dead verifier."""
+    log = _attempt_log(attempt_log, "best_of_k", params.seed, run_id=f"best_of_k-{problem['name']}-{uuid.uuid4().hex[:8]}")
+    judged, drawn, step, all_infra, first = 0, 0, 0, 0, None
+    while judged < budget and first is None and all_infra < MAX_ALL_INFRA_BATCHES:
+        step += 1
+        size = min(batch, budget - judged)
+        seeds = [params.seed + drawn + j for j in range(size)]
+        completions = engine.generate([problem["prompt"]] * size, params, seeds=seeds)
+        results = verifier(_items(problem, completions))
+        drawn += size
+        records = log.record(step, _log_samples(problem["name"], completions, results, seeds)) if log else []
+        all_infra = all_infra + 1 if all(r.get("infra") for r in results) else 0
+        for j, r in enumerate(results):
+            if not r.get("infra"):
+                judged += 1
+                if r["score"] >= 1.0 and first is None:
+                    first = records[j]["attempt"] if records else judged
+    return {"name": problem["name"], "first_success": first, "judged": judged, "drawn": drawn,
+            "steps": step, "gave_up_on_infra": all_infra >= MAX_ALL_INFRA_BATCHES}
 
 
 def _attempt_log(path: str | None, method: str, seed: int, run_id: str | None = None):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -139,3 +140,46 @@ def test_cli_passk_writes_json(data, fake_verifier, monkeypatch, tmp_path, capsy
     assert fake_verifier[0][1] == {"backend": "repl", "timeout_s": 30}
     assert "infra samples (excluded): 2 / 12" in capsys.readouterr().out
     assert json.loads(out.read_text())["pass_at_k"]["4"]["problems"] == 2
+
+
+def test_one_event_loop_for_all_batches(data, monkeypatch):
+    import asyncio
+
+    loops, closed = [], []
+
+    async def verify_many(items, **kwargs):
+        loops.append(id(asyncio.get_running_loop()))
+        return [{"score": 0.0, "verdict": "lean_error", "feedback": "", "infra": 0.0} for _ in items]
+
+    async def aclose_backends():
+        closed.append(id(asyncio.get_running_loop()))
+
+    monkeypatch.setattr(reward.lean, "verify_many", verify_many)
+    monkeypatch.setattr(reward.lean, "aclose_backends", aclose_backends)
+    problems = prover_eval.load_problems([data], ["easy", "hard"])
+    prover_eval.best_of_k(problems, SeedEngine(SCRIPT), SamplingParams(), budget=4, batch=2, reward_kwargs={},
+                          attempt_log=None)
+    assert len(loops) == 4 and len(set(loops)) == 1 and closed == loops[:1]
+
+
+def test_best_of_k_through_real_reward_and_repl_double(tmp_path):
+    """No mock: reward.lean.verify_many with the REPL test double; a crash is infra, never a failure."""
+    rules = json.dumps([{"match": "nlinarith", "outcome": "error", "message": "linarith failed"},
+                        {"match": "CRASH", "outcome": "crash"}])
+    statement = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
+    src = tmp_path / "one.jsonl"
+    src.write_text(json.dumps({"name": "t1", "split": "test", "informal_prefix": "", "header": HEADER,
+                               "formal_statement": statement}) + "\n")
+    files = prepare_lean("minif2f", str(src), "kimina", tmp_path / "prep")["files"]
+    proof = {0: "CRASH", 1: "CRASH", 2: "nlinarith [h]", 3: "subst h; norm_num"}
+    engine = SeedEngine({"t1": lambda s: f"<think>x</think>\n```lean4\n{statement}  {proof[s]}\n```\n"})
+    reward_kwargs = {"backend": "repl", "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules '{rules}'",
+                     "timeout_s": 5.0, "infra_retries": 0, "backoff_s": 0.01}
+    log = tmp_path / "attempts.jsonl"
+    (run,) = prover_eval.best_of_k(prover_eval.load_problems([files["test"]]), engine, SamplingParams(), budget=4,
+                                   batch=2, reward_kwargs=reward_kwargs, attempt_log=str(log))
+    assert (run["first_success"], run["judged"], run["steps"]) == (2, 2, 2)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["verdict"], r["infra"], r["attempt"]) for r in records] == [
+        ("infra", 1, 0), ("infra", 1, 0), ("lean_error", 0, 1), ("valid", 0, 2)]
+    assert "norm_num" in records[-1]["proof"]
