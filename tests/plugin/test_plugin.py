@@ -1,0 +1,104 @@
+"""The plugin registers itself on `import verl` in a fresh process, and its small pieces behave as documented."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_registrations_happen_on_import_verl_in_a_fresh_process(tmp_path):
+    code = (
+        "import json, verl\n"
+        "from verl.trainer.ppo import core_algos\n"
+        "from verl.trainer.ppo.v1 import get_trainer_cls\n"
+        "from omegaconf import OmegaConf\n"
+        "print(json.dumps({'adv': 'grpo_valid' in core_algos.ADV_ESTIMATOR_REGISTRY,"
+        " 'loss': 'sdpo' in core_algos.POLICY_LOSS_REGISTRY,"
+        " 'trainer': get_trainer_cls('sync').__module__,"
+        " 'resolver': OmegaConf.has_resolver('sdpo.ttrl_pick')}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "VERL_USE_EXTERNAL_PLUGINS"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"adv": True, "loss": True, "trainer": "sdpo_ext.trainer", "resolver": True}
+
+
+def test_plugin_can_be_disabled_like_any_verl_plugin(tmp_path):
+    code = "import verl\nfrom verl.trainer.ppo import core_algos\nprint('grpo_valid' in core_algos.ADV_ESTIMATOR_REGISTRY)"
+    env = {**os.environ, "VERL_USE_EXTERNAL_PLUGINS": "none"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_datasets_folder_never_shadows_the_pypi_package():
+    out = subprocess.run([sys.executable, "-c", "import datasets; print(datasets.__file__)"], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "site-packages" in out.stdout and not list((REPO / "datasets").glob("*.py"))
+
+
+def test_grpo_valid_excludes_masked_samples_from_the_baseline():
+    from sdpo_ext.advantage import grpo_valid_advantage
+
+    rewards = torch.zeros(5, 3)
+    rewards[:, -1] = torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0])
+    mask = torch.ones(5, 3)
+    mask[3] = 0  # infra failure in group "a": must not count as a 0
+    adv, _ = grpo_valid_advantage(rewards, mask, np.array(["a", "a", "a", "a", "b"]))
+    a = torch.tensor([1.0, 0.0, 0.0])
+    expected = (a - a.mean()) / (a.std() + 1e-6)
+    torch.testing.assert_close(adv[:3, 0], expected)
+    assert torch.all(adv[3] == 0)
+    assert torch.allclose(adv[4], torch.ones(3))  # single valid member: mean 0, std 1 (verl's rule)
+
+
+def test_resolvers_switch_modes():
+    from sdpo_ext.resolvers import ttrl_pick, ttrl_steps
+
+    assert ttrl_pick(None, 1, 32) == 32 and ttrl_pick("mathd_algebra_10", 1, 32) == 1
+    assert ttrl_steps(None, 100, 16) is None and ttrl_steps("t", 100, 16) == 7
+    with pytest.raises(ValueError):
+        ttrl_steps("t", 0, 16)
+
+
+def test_attempt_log_counts_per_problem_skips_infra_and_resumes(tmp_path):
+    from sdpo_ext.attempt_log import AttemptLog
+
+    path = tmp_path / "attempts.jsonl"
+    log = AttemptLog(str(path), method="sdpo", run_id="r1", seed=3)
+    sample = dict(response_tokens=10, score=0.0, verdict="lean_error", infra=0.0)
+    recs = log.record(1, [dict(sample, problem="p"), dict(sample, problem="p", infra=1.0, verdict="infra"),
+                          dict(sample, problem="q"), dict(sample, problem="p", verdict="valid", score=1.0, proof="by simp")])
+    assert [r["attempt"] for r in recs] == [1, 1, 1, 2]
+    assert recs[1]["infra"] == 1 and recs[3]["proof"] == "by simp"
+    resumed = AttemptLog(str(path), method="sdpo", run_id="r1", seed=3)
+    assert resumed.record(2, [dict(sample, problem="p")])[0]["attempt"] == 3
+    assert len(path.read_text().splitlines()) == 5
+
+
+def test_ttrl_dataset_selects_one_theorem_by_name(tmp_path, smollm2_tokenizer):
+    from omegaconf import OmegaConf
+
+    from sdpo_data.demo import write_data
+    from sdpo_ext.ttrl_dataset import TheoremFilterDataset
+
+    train, test = write_data(tmp_path, n_train=12, n_test=4)
+    base = {"prompt_key": "prompt", "max_prompt_length": 256, "return_raw_chat": True, "filter_overlong_prompts": False,
+            "cache_dir": str(tmp_path / "cache")}
+    full = TheoremFilterDataset([str(train)], smollm2_tokenizer, OmegaConf.create({**base, "sdpo_ttrl": {"theorem": None}}))
+    assert len(full) == 12
+    one = TheoremFilterDataset([str(train)], smollm2_tokenizer, OmegaConf.create(
+        {**base, "sdpo_ttrl": {"theorem": "add_test_2", "files": [str(train), str(test)]}}))
+    assert len(one) == 1 and one.dataframe[0]["extra_info"]["name"] == "add_test_2"
+    with pytest.raises(ValueError, match="add_test_2"):
+        TheoremFilterDataset([str(train)], smollm2_tokenizer, OmegaConf.create(
+            {**base, "sdpo_ttrl": {"theorem": "add_tset_2", "files": [str(train), str(test)]}}))
