@@ -181,6 +181,9 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         if self.actor.engine.ulysses_sequence_parallel_size > 1:
             raise NotImplementedError("SDPO teacher forward does not support Ulysses sequence parallelism (sp > 1)")
         self.sdpo_config = actor_config
+        # flash-attn's cross-entropy backward writes the gradient into the logits' storage in place; the SDPO
+        # divergence saves those same logits for its own backward, so the in-place kernel must be off.
+        os.environ["VERL_DISABLE_FLASH_ATTN_CE"] = "1"
         mode = actor_config.sdpo.teacher.mode
         if mode in ("ema", "trust_region") and self.ref is None:
             raise RuntimeError(
