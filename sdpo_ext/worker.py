@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from contextlib import nullcontext
 from typing import Callable, Optional
 
@@ -54,6 +55,13 @@ def _lengths(nested: torch.Tensor) -> torch.Tensor:
     return nested.offsets().diff()
 
 
+def _synchronized_clock() -> float:
+    """perf_counter after the GPU queue drained, so a phase's time is the GPU work it issued."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
 class _LogitRowsCapture:
     """A loss_function for `engine.forward_step` that keeps the logits rows predicting the response tokens."""
 
@@ -76,6 +84,7 @@ class SDPOLoss:
         self.config = config
         self.sdpo = config.sdpo
         self.teacher_logits = teacher_logits
+        self._teacher_seconds = 0.0
 
     def __call__(self, student_logits=None, data=None, model_output=None, dp_group=None):
         if student_logits is not None:
@@ -94,11 +103,13 @@ class SDPOLoss:
         keep = active[sample_of_row].to(logits.device)
         div_rows = torch.zeros(nnz, dtype=torch.float32, device=logits.device)
         teacher_token_rows = torch.zeros(nnz, dtype=torch.float32, device=logits.device)
+        self._teacher_seconds = 0.0
         if bool(active.any()):
             labels = torch.cat([r for r, a in zip(responses.unbind(), active.tolist()) if a]).to(logits.device)
-            student = logits[rows[keep]]
+            start = _synchronized_clock()
             teacher = self.teacher_logits(data, active)
-            div, teacher_token = self._divergence(student, teacher, labels)
+            self._teacher_seconds = _synchronized_clock() - start
+            div, teacher_token = self._divergence(logits[rows[keep]], teacher, labels)
             div_rows = div_rows.index_put((rows[keep],), div.float())
             teacher_token_rows[rows[keep]] = teacher_token.float()
         return {"sdpo_divergence": div_rows.unsqueeze(0), "sdpo_teacher_token_logp": teacher_token_rows.unsqueeze(0)}
@@ -152,6 +163,8 @@ class SDPOLoss:
             / n_active.item(),
             "sdpo/is_weight_mean": (weights * response_mask).sum().item() / response_mask.sum().clamp_min(1.0).item(),
             "sdpo/active_sample_fraction": sample_mask.float().mean().item(),
+            # wall time of the teacher forward in this micro-batch, summed over micro-batches
+            "timing_s/sdpo_teacher_forward": Metric(value=self._teacher_seconds, aggregation=AggregationType.SUM),
         }
         if self.sdpo.distillation_mode != "token":
             metrics["sdpo/divergence_mean"] = (divergence_mat * active_tokens).sum().item() / n_active.item()

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Step time and memory, SDPO vs GRPO (issue 6 part 2): Qwen3-1.7B-shaped random model, ~1k-token prompts,
+# 2k-token responses, rollout n=8, the Lean reward on the REPL test double. Same recipes as real runs.
+# Usage (GPU): STEPS=4 bash bench/run_step_time.sh ; logs -> $OUT. Summarise with bench/plot_demo.py --runs $OUT.
+# With random weights every output is truncated text, so the screen decides before the REPL is reached; the
+# teacher still gets the truncation feedback, so the SDPO teacher path runs for every sample.
+set -uo pipefail
+OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
+STEPS=${STEPS:-4}; RUN_TIMEOUT=${RUN_TIMEOUT:-480}
+MODEL=${MODEL:-/tmp/qwen3_1p7b_random}; export SDPO_DATA_DIR=${SDPO_DATA_DIR:-/tmp/step_data}
+export SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs}
+python3 bench/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$SDPO_DATA_DIR" | tail -1
+for algo in ${ALGOS:-sdpo grpo}; do
+  start=$(date +%s)
+  timeout "$RUN_TIMEOUT" python3 -m verl.trainer.main_ppo +recipe=${algo}_kimina_1_7b \
+    actor_rollout_ref.model.path="$MODEL" actor_rollout_ref.model.use_remove_padding=false \
+    +actor_rollout_ref.model.override_config.attn_implementation=sdpa \
+    data.max_prompt_length=1100 data.max_response_length=2048 data.train_batch_size=8 sdpo.full_batch_size=8 \
+    actor_rollout_ref.rollout.n=8 actor_rollout_ref.rollout.gpu_memory_utilization=0.4 \
+    reward.custom_reward_function.reward_kwargs.backend=repl \
+    "+reward.custom_reward_function.reward_kwargs.repl_command=python3 -m lean_env.testing.fake_repl --import-delay 5 --proof-delay 0.2" \
+    trainer.total_training_steps=$STEPS trainer.save_freq=-1 trainer.test_freq=-1 trainer.n_gpus_per_node=1 "$@" \
+    > "$OUT/${algo}_step.log" 2>&1
+  echo "$algo rc=$? wall=$(( $(date +%s) - start ))s"
+  grep -E "step:[0-9]+ " "$OUT/${algo}_step.log" | sed 's/\x1b\[[0-9;]*m//g' > "$OUT/${algo}_metrics.log"
+  cp "$SDPO_OUTPUT_DIR/${algo}_kimina_1_7b/attempts.jsonl" "$OUT/${algo}_attempts.jsonl" 2>/dev/null || true
+  grep -E "Error|Traceback" "$OUT/${algo}_step.log" | head -5
+done
