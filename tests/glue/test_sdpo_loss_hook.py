@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from tensordict import TensorDict
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from verl.utils import tensordict_utils as tu

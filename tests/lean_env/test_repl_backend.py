@@ -1,8 +1,6 @@
 """Fault injection on the local REPL pool, against the REPL double."""
 import asyncio
 import json
-import os
-import sys
 
 import psutil
 import pytest
