@@ -36,3 +36,8 @@ def response_logit_rows(seq_lens: torch.Tensor, response_lens: torch.Tensor) -> 
     token_starts = torch.cumsum(response_lens, 0) - response_lens
     j = torch.arange(sample_of_token.numel(), device=seq_lens.device) - token_starts[sample_of_token]
     return first_rows[sample_of_token] + j
+
+
+def jagged(rows: list[torch.Tensor]) -> torch.Tensor:
+    """Rows of different lengths as one jagged nested tensor (verl's per-sample TransferQueue layout)."""
+    return torch.nested.as_nested_tensor(rows, layout=torch.jagged)

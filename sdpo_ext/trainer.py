@@ -28,6 +28,7 @@ from verl.utils.config import omega_conf_to_dataclass
 from verl.utils.metric import reduce_metrics
 from verl.utils.py_functional import rename_dict
 
+from sdpo_ext.alignment import jagged
 from sdpo_ext.attempt_log import AttemptLog
 from sdpo_ext.recipe_check import check_config_keys
 from sdpo_ext.reprompt import build_teacher_batch
@@ -35,10 +36,6 @@ from sdpo_ext.reprompt import build_teacher_batch
 logger = logging.getLogger(__name__)
 
 _ACTOR_ROLES = (Role.ActorRollout, Role.ActorRolloutRef)
-
-
-def _nested(rows: list[torch.Tensor]) -> torch.Tensor:
-    return torch.nested.as_nested_tensor(rows, layout=torch.jagged)
 
 
 def _as_list(value) -> list:
@@ -122,7 +119,7 @@ class SDPOTrainer(PPOTrainerSync):
         if any(infra):
             for name in ("response_mask", "loss_mask"):
                 rows = [row * 0 if bad else row for row, bad in zip(data[name].unbind(), infra)]
-                update[name] = _nested(rows)
+                update[name] = jagged(rows)
 
         texts = self.tokenizer.batch_decode([r.tolist() for r in responses], skip_special_tokens=True)
         self._log_attempts(batch, data, reward_info, infra, padding, scores, responses, texts, metrics)
@@ -185,7 +182,7 @@ class SDPOTrainer(PPOTrainerSync):
             for ids, prompt in zip(teacher.prompt_ids, prompts)
         ]
         return {
-            "teacher_prompt_ids": _nested(rows),
+            "teacher_prompt_ids": jagged(rows),
             "sdpo_mask": torch.tensor(teacher.mask, dtype=torch.float32),
         }
 

@@ -28,7 +28,7 @@ from verl.workers.engine_workers import ActorRolloutRefWorker
 from verl.workers.utils.losses import ppo_loss
 from verl.workers.utils.padding import no_padding_2_padding
 
-from sdpo_ext.alignment import response_logit_rows
+from sdpo_ext.alignment import jagged, response_logit_rows
 from sdpo_ext.config import SDPOActorConfig
 from sdpo_ext.loss import (
     aggregate_loss,
@@ -45,10 +45,6 @@ from sdpo_ext.teacher import ema_update_, trust_region_logits
 logger = logging.getLogger(__name__)
 
 TEACHER_STATE_DIR = "sdpo_teacher"
-
-
-def _nested(rows: list[torch.Tensor]) -> torch.Tensor:
-    return torch.nested.as_nested_tensor(rows, layout=torch.jagged)
 
 
 def _lengths(nested: torch.Tensor) -> torch.Tensor:
@@ -219,7 +215,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         temperature = micro_batch["temperature"]
         if isinstance(temperature, torch.Tensor) and temperature.dim() > 0:
             temperature = temperature[idx]
-        batch = tu.get_tensordict({"input_ids": _nested(sequences), "position_ids": _nested(positions)})
+        batch = tu.get_tensordict({"input_ids": jagged(sequences), "position_ids": jagged(positions)})
         tu.assign_non_tensor(
             batch,
             temperature=temperature,
