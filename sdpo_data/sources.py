@@ -19,17 +19,22 @@ def load_records(source: str, hf_config: str | None = None, hf_split: str | None
     raise FileNotFoundError(f"{source!r} is neither an existing file nor a Hugging Face dataset id (owner/name)")
 
 
+def read_jsonl(path: str | Path, what: str = "not valid JSON") -> list[Any]:
+    """Every non-blank line of a JSONL file, parsed; a bad line fails with `path:line: <what> (reason)`."""
+    records = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{path}:{line_no}: {what} ({e.msg})") from e
+    return records
+
+
 def _load_local(path: Path) -> list[dict[str, Any]]:
     if path.suffix == ".jsonl":
-        records = []
-        with path.open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, 1):
-                if line.strip():
-                    try:
-                        records.append(json.loads(line))
-                    except json.JSONDecodeError as e:
-                        raise ValueError(f"{path}:{line_no}: not valid JSON ({e.msg})") from e
-        return records
+        return read_jsonl(path)
     if path.suffix == ".json":
         data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, list):

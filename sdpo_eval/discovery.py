@@ -28,6 +28,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from sdpo_data.sources import read_jsonl
+
 TRAINED_METHODS = ("sdpo", "grpo")
 METHODS = TRAINED_METHODS + ("best_of_k",)
 
@@ -150,16 +152,7 @@ def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, method
 # ------------------------------------------------------------------ report
 
 def read_attempts(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    records = []
-    for path in paths:
-        with open(path) as handle:
-            for line_no, line in enumerate(handle, 1):
-                if line.strip():
-                    try:
-                        records.append(json.loads(line))
-                    except json.JSONDecodeError as e:
-                        raise ValueError(f"{path}:{line_no}: bad attempt record ({e.msg})") from e
-    return records
+    return [record for path in paths for record in read_jsonl(path, what="bad attempt record")]
 
 
 def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, dict[str, list[tuple]]]:
