@@ -40,16 +40,15 @@ def test_prepare_math_rows(tmp_path):
     assert main(["math", "--subjects", "algebra", "--input", str(src), "--out-dir", str(tmp_path / "cli")]) == 0
 
 
-def test_verl_rl_dataset_reads_prepared_lean_file(tmp_path, smollm2_gguf):
+def test_verl_rl_dataset_reads_prepared_lean_file(tmp_path, smollm2_tokenizer):
     from omegaconf import OmegaConf
-    from transformers import AutoTokenizer
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
     src = tmp_path / "mini.jsonl"
     src.write_text(json.dumps({"name": "t1", "split": "test", "informal_prefix": "", "header": "import Mathlib\n\n",
                                "formal_statement": "theorem t1 : True := by\n"}) + "\n")
     files = prepare_lean("minif2f", str(src), "kimina", tmp_path / "out")["files"]
-    tokenizer = AutoTokenizer.from_pretrained(smollm2_gguf.parent, gguf_file=smollm2_gguf.name)
+    tokenizer = smollm2_tokenizer
     config = OmegaConf.create({"prompt_key": "prompt", "max_prompt_length": 1024, "return_raw_chat": True,
                                "filter_overlong_prompts": False, "truncation": "error",
                                "cache_dir": str(tmp_path / "cache")})

@@ -68,28 +68,33 @@ def build(tokenizer, verdicts, infra):
     return data, batch, prompt_ids
 
 
-def make_trainer(tokenizer, tmp_path, stop_on_success=True):
+def make_trainer(tokenizer, tmp_path):
     trainer = object.__new__(SDPOTrainer)
     trainer.tokenizer = tokenizer
     trainer.config = SimpleNamespace(data={"apply_chat_template_kwargs": {}})
     trainer.sdpo_enabled = True
     trainer.sdpo_config = SDPOConfig()
     trainer.attempt_log = AttemptLog(str(tmp_path / "attempts.jsonl"), method="sdpo", run_id="r", seed=0)
-    trainer.stop_on_success, trainer.ttrl_theorem = stop_on_success, "t"
+    trainer.stop_on_success, trainer.ttrl_theorem = True, "t"
     trainer.global_steps, trainer.total_training_steps = 3, 100
     return trainer
 
 
-def test_prepare_masks_infra_logs_attempts_builds_teacher_and_stops(tmp_path, monkeypatch, smollm2_tokenizer):
-    verdicts = ["lean_error", "infra", "valid", "lean_error"]
-    data, batch, prompt_ids = build(smollm2_tokenizer, verdicts, [v == "infra" for v in verdicts])
+def prepare(tokenizer, tmp_path, monkeypatch, verdicts):
+    """Run one step's preparation; returns (the single TransferQueue update, trainer, metrics, student prompt ids)."""
+    data, batch, prompt_ids = build(tokenizer, verdicts, [v == "infra" for v in verdicts])
     fake = FakeTQ(data)
     monkeypatch.setattr(trainer_mod, "tq", fake)
-    trainer = make_trainer(smollm2_tokenizer, tmp_path)
+    trainer = make_trainer(tokenizer, tmp_path)
     metrics = {}
     trainer._prepare_samples(batch, metrics)
-
     (update,) = fake.puts
+    return update, trainer, metrics, prompt_ids
+
+
+def test_prepare_masks_infra_logs_attempts_builds_teacher_and_stops(tmp_path, monkeypatch, smollm2_tokenizer):
+    verdicts = ["lean_error", "infra", "valid", "lean_error"]
+    update, trainer, metrics, prompt_ids = prepare(smollm2_tokenizer, tmp_path, monkeypatch, verdicts)
     masks = [row.sum().item() for row in update["response_mask"].unbind()]
     assert masks[1] == 0 and all(m > 0 for i, m in enumerate(masks) if i != 1)
     assert [row.sum().item() for row in update["loss_mask"].unbind()] == masks
@@ -109,14 +114,7 @@ def test_prepare_masks_infra_logs_attempts_builds_teacher_and_stops(tmp_path, mo
 
 
 def test_no_stop_and_feedback_used_without_success(tmp_path, monkeypatch, smollm2_tokenizer):
-    verdicts = ["lean_error", "lean_error"]
-    data, batch, _ = build(smollm2_tokenizer, verdicts, [False, False])
-    fake = FakeTQ(data)
-    monkeypatch.setattr(trainer_mod, "tq", fake)
-    trainer = make_trainer(smollm2_tokenizer, tmp_path)
-    metrics = {}
-    trainer._prepare_samples(batch, metrics)
-    (update,) = fake.puts
+    update, trainer, metrics, _ = prepare(smollm2_tokenizer, tmp_path, monkeypatch, ["lean_error", "lean_error"])
     decoded = smollm2_tokenizer.decode(update["teacher_prompt_ids"].unbind()[1].tolist())
     assert "feedback from your unsuccessful earlier attempt" in decoded and "line 2: error 1" in decoded
     assert trainer.total_training_steps == 100
