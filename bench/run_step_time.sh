@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Step time and memory, SDPO vs GRPO (issue 6 part 2): Qwen3-1.7B-shaped random model, ~1k-token prompts,
 # 2k-token responses, rollout n=8, the Lean reward on the REPL test double. Same recipes as real runs.
-# Usage (GPU): STEPS=4 bash bench/run_step_time.sh ; logs -> $OUT. Summarise with bench/plot_demo.py --runs $OUT.
+# Usage (GPU): STEPS=4 bash bench/run_step_time.sh ; logs, commands, nvidia-smi memory samples -> $OUT.
+# Summarise with: python bench/plot_step_time.py --runs $OUT --out bench/results/step_time
 # With random weights every output is truncated text, so the screen decides before the REPL is reached; the
 # teacher still gets the truncation feedback, so the SDPO teacher path runs for every sample.
 set -uo pipefail
@@ -11,18 +12,24 @@ MODEL=${MODEL:-/tmp/qwen3_1p7b_random}; export SDPO_DATA_DIR=${SDPO_DATA_DIR:-/t
 export SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs}
 python3 bench/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$SDPO_DATA_DIR" | tail -1
 for algo in ${ALGOS:-sdpo grpo}; do
+  args=(+recipe=${algo}_kimina_1_7b
+    actor_rollout_ref.model.path="$MODEL" actor_rollout_ref.model.use_remove_padding=false
+    +actor_rollout_ref.model.override_config.attn_implementation=sdpa
+    data.max_prompt_length=1100 data.max_response_length=2048 data.train_batch_size=8 sdpo.full_batch_size=8
+    actor_rollout_ref.rollout.n=8 actor_rollout_ref.rollout.gpu_memory_utilization=0.4
+    reward.custom_reward_function.reward_kwargs.backend=repl
+    "+reward.custom_reward_function.reward_kwargs.repl_command=python3 -m lean_env.testing.fake_repl --import-delay 5 --proof-delay 0.2"
+    trainer.total_training_steps=$STEPS trainer.save_freq=-1 trainer.test_freq=-1 trainer.n_gpus_per_node=1 "$@")
+  { printf 'python3 -m verl.trainer.main_ppo'; printf " '%s'" "${args[@]}"; echo; } > "$OUT/${algo}_command.txt"
+  # whole-GPU memory (MiB) every 0.5 s while the run lasts
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 500 > "$OUT/${algo}_smi.csv" 2>/dev/null &
+  smi=$!
   start=$(date +%s)
-  timeout "$RUN_TIMEOUT" python3 -m verl.trainer.main_ppo +recipe=${algo}_kimina_1_7b \
-    actor_rollout_ref.model.path="$MODEL" actor_rollout_ref.model.use_remove_padding=false \
-    +actor_rollout_ref.model.override_config.attn_implementation=sdpa \
-    data.max_prompt_length=1100 data.max_response_length=2048 data.train_batch_size=8 sdpo.full_batch_size=8 \
-    actor_rollout_ref.rollout.n=8 actor_rollout_ref.rollout.gpu_memory_utilization=0.4 \
-    reward.custom_reward_function.reward_kwargs.backend=repl \
-    "+reward.custom_reward_function.reward_kwargs.repl_command=python3 -m lean_env.testing.fake_repl --import-delay 5 --proof-delay 0.2" \
-    trainer.total_training_steps=$STEPS trainer.save_freq=-1 trainer.test_freq=-1 trainer.n_gpus_per_node=1 "$@" \
-    > "$OUT/${algo}_step.log" 2>&1
+  timeout "$RUN_TIMEOUT" python3 -m verl.trainer.main_ppo "${args[@]}" > "$OUT/${algo}_step.log" 2>&1
   echo "$algo rc=$? wall=$(( $(date +%s) - start ))s"
+  kill $smi 2>/dev/null
   grep -E "step:[0-9]+ " "$OUT/${algo}_step.log" | sed 's/\x1b\[[0-9;]*m//g' > "$OUT/${algo}_metrics.log"
   cp "$SDPO_OUTPUT_DIR/${algo}_kimina_1_7b/attempts.jsonl" "$OUT/${algo}_attempts.jsonl" 2>/dev/null || true
   grep -E "Error|Traceback" "$OUT/${algo}_step.log" | head -5
+  grep -oE "timing_s/(step|gen|old_log_prob|update_actor|update_weights|sdpo_prepare|sdpo_ema_update):[0-9.]+|actor/timing_s/sdpo_teacher_forward:[0-9.]+" "$OUT/${algo}_metrics.log" | tr '\n' ' '; echo
 done

@@ -71,6 +71,19 @@ def qwen(statement: str, header: str, informal_prefix: str) -> Messages:
     return [{"role": "system", "content": QWEN_SYSTEM}, {"role": "user", "content": user}]
 
 
+FEWSHOT_EXAMPLES = (("theorem toy_add_2_2 : (2 : ℕ) + 2 = 4 := by", "norm_num"),
+                    ("theorem toy_mul_3_4 : (3 : ℕ) * 4 = 12 := by", "norm_num"))
+
+
+def fewshot(statement: str, header: str, informal_prefix: str) -> Messages:
+    """Two worked examples, then the statement: for small models that do not know the answer format."""
+    shots = "".join(f"Theorem:\n```lean4\n{st}\n```\nAnswer:\n```lean4\n{st}\n  {tactic}\n```\n\n"
+                    for st, tactic in FEWSHOT_EXAMPLES)
+    user = ("Prove the theorem in Lean 4. Reply with one ```lean4 code block: the theorem exactly as given, then its "
+            f"proof.\n\n{shots}Theorem:\n```lean4\n{statement.rstrip()}\n```\nAnswer:")
+    return [{"role": "user", "content": user}]
+
+
 @dataclass(frozen=True)
 class PromptStyle:
     name: str
@@ -96,6 +109,12 @@ PROMPT_STYLES: dict[str, PromptStyle] = {
         "origin project qwen_sdpo/ (AlexH2006/cs224n_project) student prompt for Qwen3.5, instruction written out "
         "here in full (the origin text is abridged in our notes).",
         qwen,
+    ),
+    "fewshot": PromptStyle(
+        "fewshot",
+        "sdpo-lean's own, for the toy set (sdpo_data.toy_lean) and small models such as SmolLM2-135M that never "
+        "write a ```lean4 block from the other prompts (0 of 64 samples, measured): two worked ℕ examples.",
+        fewshot,
     ),
 }
 

@@ -25,6 +25,7 @@ from tensordict import TensorDict
 from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 from verl.utils.config import omega_conf_to_dataclass
+from verl.utils.debug import marked_timer
 from verl.utils.metric import reduce_metrics
 from verl.utils.py_functional import rename_dict
 
@@ -97,7 +98,9 @@ class SDPOTrainer(PPOTrainerSync):
     # ------------------------------------------------------------------ step hooks
     def _compute_old_log_prob(self, batch, metrics: dict):
         if self.plugin_config is not None:
-            self._prepare_samples(batch, metrics)
+            # its own phase in verl's timing (timing_s/sdpo_prepare), nested inside timing_s/old_log_prob
+            with marked_timer("sdpo_prepare", self.timing_raw):
+                self._prepare_samples(batch, metrics)
         return super()._compute_old_log_prob(batch, metrics)
 
     def _prepare_samples(self, batch, metrics: dict) -> None:
@@ -210,5 +213,6 @@ class SDPOTrainer(PPOTrainerSync):
         output["perf/mfu/actor"] = output.pop("actor/mfu")
         metrics.update(reduce_metrics(output))
         if self.sdpo_config.teacher.mode == "ema":
-            self.actor_rollout_wg.sdpo_update_ema_teacher()
+            with marked_timer("sdpo_ema_update", self.timing_raw):  # nested inside timing_s/update_actor
+                self.actor_rollout_wg.sdpo_update_ema_teacher()
         return batch
