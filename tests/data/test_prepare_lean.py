@@ -92,8 +92,11 @@ def test_prompt_styles_keep_statement_and_differ():
     built = {style: build_prompt(style, statement, HEADER, informal) for style in PROMPT_STYLES}
     for style, messages in built.items():
         user = messages[-1]["content"]
-        assert statement.rstrip() in user and "import Mathlib" in user, style
-        assert user.count("```lean4\n") == 1, style
+        assert statement.rstrip() in user, style
+        if style != "fewshot":  # model-family prompts: header + statement in the only code block
+            assert "import Mathlib" in user and user.count("```lean4\n") == 1, style
+    fewshot = built["fewshot"][0]["content"]
+    assert fewshot.count("```lean4\n") == 5 and fewshot.endswith("```lean4\ntheorem t (a : ℤ) : a + 0 = a := by\n```\nAnswer:")
     assert built["kimina"][0]["content"] == "You are an expert in mathematics and proving theorems in Lean 4."
     assert "# Problem:Adding zero." in built["kimina"][1]["content"]
     assert len(built["goedel"]) == 1 and "/-- Adding zero. -/\ntheorem t" in built["goedel"][0]["content"]
