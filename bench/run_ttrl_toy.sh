@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# TTRL on the toy Lean set (issue 6 part 3): SmolLM2-135M-Instruct, one theorem per run from the base model,
+# stop at the first valid proof, proofs checked by the REPL test double with the set's rules (no Lean).
+# Usage (GPU): PROBLEMS=toy_add_7_5,toy_mul_6_7 BUDGET=48 METHODS=sdpo bash bench/run_ttrl_toy.sh ; -> $OUT
+set -uo pipefail
+OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
+PROBLEMS=${PROBLEMS:-toy_add_7_5,toy_mul_6_7}; BUDGET=${BUDGET:-48}; METHODS=${METHODS:-sdpo}; RUN_TIMEOUT=${RUN_TIMEOUT:-420}
+export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
+RUNS=${RUNS:-/tmp/ttrl_toy}
+[ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" 2>&1 | tail -1
+python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
+cmd=(python3 -m sdpo_eval.discovery run --recipe sdpo_toy_lean --problems "$PROBLEMS" --budget "$BUDGET"
+     --methods "$METHODS" --out-dir "$RUNS" -- trainer.n_gpus_per_node=1)
+echo "${cmd[*]}" > "$OUT/ttrl_command.txt"
+start=$(date +%s)
+timeout "$RUN_TIMEOUT" "${cmd[@]}"
+echo "discovery rc=$? wall=$(( $(date +%s) - start ))s"
+# flat copies: only files two folders below $OUT come back from the device
+for log in "$RUNS"/*/*/attempts.jsonl; do
+  [ -f "$log" ] || continue
+  run=$(basename "$(dirname "$log")"); method=$(basename "$(dirname "$(dirname "$log")")")
+  cp "$log" "$OUT/ttrl_${method}_${run}_attempts.jsonl"
+  cat "$(dirname "$log")/status.json" 2>/dev/null | tr -d '\n' | cut -c1-300; echo
+  grep -E "TTRL:|Traceback|Error" "$(dirname "$log")/stdout.log" | grep -v Warning | head -3
+done
