@@ -2,11 +2,12 @@
 
     python bench/plot_step_time.py --runs <dir with {sdpo,grpo}_metrics.log> --out bench/results/step_time
 
-Per algorithm: the mean over steps 2..N (step 1 carries compilation and cache warm-up) of each phase of verl's
+Per algorithm: the mean over the chosen steps (default 2..N: step 1 carries compilation and cache warm-up;
+`--steps 1` compares the warm-up steps when a run got no further) of each phase of verl's
 timing (`timing_s/*`), the SDPO-only phases nested in them (driver-side teacher prompts `sdpo_prepare` inside
-`old_log_prob`; the teacher forward `actor/timing_s/sdpo_teacher_forward` and the EMA update `sdpo_ema_update`
-inside `update_actor`), the actor's peak memory, and the whole GPU's peak from nvidia-smi samples
-(`<algo>_smi.csv`, MiB) when present. Ratio = SDPO step time / GRPO step time.
+`old_log_prob`, which also holds the attempt log and infra masking that both methods do; the teacher forward `actor/timing_s/sdpo_teacher_forward` and the EMA update `sdpo_ema_update`
+inside `update_actor`), the actor's peak memory over those steps, and the whole GPU's peak over the whole run
+(vLLM's reserved pool included) from nvidia-smi samples (`<algo>_smi.csv`, MiB) when present. Ratio = SDPO step time / GRPO step time.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from plot_demo import per_step_metrics
 PHASES = {
     "generation (incl. Lean reward)": "timing_s/gen",
     "old log-prob": "timing_s/old_log_prob",
-    "  of which SDPO teacher prompts (driver)": "timing_s/sdpo_prepare",
+    "  of which driver sample prep (SDPO: + teacher prompts)": "timing_s/sdpo_prepare",
     "advantage": "timing_s/adv",
     "actor update": "timing_s/update_actor",
     "  of which SDPO teacher forward": "actor/timing_s/sdpo_teacher_forward",
@@ -36,17 +37,19 @@ def smi_peak_gib(path: Path) -> float | None:
     return round(max(values) / 1024, 2) if values else None
 
 
-def summarise_algo(runs: Path, algo: str) -> dict:
+def summarise_algo(runs: Path, algo: str, steps: list[int] | None) -> dict:
     metrics = per_step_metrics(runs / f"{algo}_metrics.log")
-    if len(metrics) < 2:
-        raise ValueError(f"{algo}: {len(metrics)} step(s) logged; need at least 2 (step 1 is warm-up)")
-    warm = metrics[1:]
+    chosen = steps or list(range(2, len(metrics) + 1))
+    missing = [k for k in chosen if not 1 <= k <= len(metrics)]
+    if not chosen or missing:
+        raise ValueError(f"{algo}: {len(metrics)} step(s) logged; cannot average steps {missing or chosen}")
+    warm = [metrics[k - 1] for k in chosen]
     mean = lambda key: round(sum(m.get(key, 0.0) for m in warm) / len(warm), 3)  # noqa: E731
-    peak = lambda suffix: round(max(v for m in metrics for k, v in m.items() if k.endswith(suffix)), 2)  # noqa: E731
+    peak = lambda suffix: round(max(v for m in warm for k, v in m.items() if k.endswith(suffix)), 2)  # noqa: E731
     command = runs / f"{algo}_command.txt"
     return {
         "steps_logged": len(metrics),
-        "steps_averaged": len(warm),
+        "steps_averaged": chosen,
         "phase_s": {label: mean(key) for label, key in PHASES.items()},
         "step_s_per_step": [round(m.get("timing_s/step", 0.0), 3) for m in metrics],
         "actor_peak_memory_allocated_gb": peak("perf/max_memory_allocated_gb"),
@@ -58,8 +61,8 @@ def summarise_algo(runs: Path, algo: str) -> dict:
     }
 
 
-def summarise(runs: Path) -> dict:
-    summary = {algo: summarise_algo(runs, algo) for algo in ("sdpo", "grpo")}
+def summarise(runs: Path, steps: list[int] | None = None) -> dict:
+    summary = {algo: summarise_algo(runs, algo, steps) for algo in ("sdpo", "grpo")}
     step = {a: summary[a]["phase_s"]["step"] for a in ("sdpo", "grpo")}
     summary["step_time_ratio_sdpo_over_grpo"] = round(step["sdpo"] / step["grpo"], 3)
     summary["extra_seconds_per_step_sdpo"] = {
@@ -81,8 +84,8 @@ def plot(summary: dict, png: Path, title: str) -> None:
         p = summary[algo]["phase_s"]
         parts = [
             ("generation", p["generation (incl. Lean reward)"]),
-            ("old log-prob", p["old log-prob"] - p["  of which SDPO teacher prompts (driver)"]),
-            ("SDPO teacher prompts", p["  of which SDPO teacher prompts (driver)"]),
+            ("old log-prob", p["old log-prob"] - p["  of which driver sample prep (SDPO: + teacher prompts)"]),
+            ("driver sample prep", p["  of which driver sample prep (SDPO: + teacher prompts)"]),
             ("actor update", p["actor update"] - p["  of which SDPO teacher forward"] - p["  of which SDPO EMA teacher update"]),
             ("SDPO teacher forward", p["  of which SDPO teacher forward"]),
             ("SDPO EMA update", p["  of which SDPO EMA teacher update"]),
@@ -95,7 +98,8 @@ def plot(summary: dict, png: Path, title: str) -> None:
             left += value
         ax.text(left + 0.3, row, f"{p['step']:.1f} s", va="center")
     ax.set_yticks(range(len(algos)), [a.upper() for a in algos])
-    ax.set_xlabel("seconds per training step (mean of steps 2..N)")
+    averaged = summary["sdpo"]["steps_averaged"]
+    ax.set_xlabel(f"seconds per training step (mean of steps {averaged})")
     ax.set_title(f"{title}\nSDPO/GRPO step time = {summary['step_time_ratio_sdpo_over_grpo']:.3f}")
     ax.legend(ncol=4, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.28))
     fig.tight_layout()
@@ -107,9 +111,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=Path("bench/results/step_time"))
+    parser.add_argument("--steps", default=None, help="comma-separated step numbers to average (default 2..N)")
     parser.add_argument("--title", default="Qwen3-1.7B-shaped model, 1k-token prompts, 2k-token responses, n=8, 1x H200")
     args = parser.parse_args()
-    summary = summarise(args.runs)
+    summary = summarise(args.runs, [int(k) for k in args.steps.split(",")] if args.steps else None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=2))
     plot(summary, args.out.with_suffix(".png"), args.title)

@@ -77,7 +77,7 @@ def test_recipe_composes_with_model_reward_and_algorithm(model, algorithm):
     assert cfg.data.train_batch_size == 32 and cfg.trainer.total_training_steps is None
 
 
-@pytest.mark.parametrize("model", sorted(MODELS))
+@pytest.mark.parametrize("model", sorted(MODELS) + ["toy_lean", "demo"])
 def test_grpo_twin_differs_only_in_algorithm_keys(model):
     sdpo, grpo = flat(compose_recipe(f"sdpo_{model}")), flat(compose_recipe(f"grpo_{model}"))
     differing = sorted(k for k in set(sdpo) | set(grpo) if sdpo.get(k, "<absent>") != grpo.get(k, "<absent>"))
@@ -111,6 +111,27 @@ def test_single_override_switches_to_ttrl():
     assert cfg.trainer.total_training_steps == 4  # ceil(64 / 16)
     assert cfg.data.sdpo_ttrl.theorem == "mathd_algebra_10"
     assert [Path(f).name for f in cfg.data.sdpo_ttrl.files] == ["minif2f_kimina_valid.parquet", "minif2f_kimina_test.parquet"]
+
+
+def test_dataset_key_switches_the_prepared_files():
+    cfg = compose_recipe("sdpo_kimina_1_7b", ("sdpo.dataset=proofnet",))
+    OmegaConf.resolve(cfg)
+    assert Path(cfg.data.train_files).name == "proofnet_kimina_valid.parquet"
+    assert Path(cfg.data.val_files).name == "proofnet_kimina_test.parquet"
+
+
+@pytest.mark.parametrize("algorithm", ["sdpo", "grpo"])
+def test_toy_lean_recipes_run_ttrl_on_the_double_with_smollm2(algorithm, monkeypatch):
+    monkeypatch.setenv("SDPO_TOY_DATA_DIR", "/data/toy")
+    cfg = compose_recipe(f"{algorithm}_toy_lean", ("sdpo.ttrl.theorem=toy_add_7_5", "sdpo.ttrl.max_attempts=48"))
+    check_config_keys(cfg)
+    OmegaConf.resolve(cfg)
+    assert cfg.data.train_files == "/data/toy/toy_fewshot_valid.parquet"
+    reward = cfg.reward.custom_reward_function.reward_kwargs
+    assert reward.backend == "repl"
+    assert reward.repl_command == "python3 -m lean_env.testing.fake_repl --rules /data/toy/toy_rules.json"
+    assert cfg.actor_rollout_ref.rollout.tensor_model_parallel_size == 1  # one GPU (verl's default is 2)
+    assert (cfg.data.train_batch_size, cfg.actor_rollout_ref.rollout.n, cfg.trainer.total_training_steps) == (1, 16, 3)
 
 
 def test_command_line_overrides_beat_the_recipe():

@@ -31,6 +31,17 @@ def test_ema_on_parameters_with_other_dtype_and_grad():
         assert t.grad is None
 
 
+@pytest.mark.gpu
+def test_ema_with_host_teacher_and_gpu_student_updates_the_host_copy():
+    """verl's reference slot is CPU-offloaded: the lerp runs on the GPU and the result lands back on the host."""
+    t0 = torch.randn(1000, dtype=torch.float32)
+    teacher = t0.clone()
+    student = torch.randn(1000, device="cuda").to(torch.bfloat16)
+    ema_update_([teacher], [student], 0.05)
+    assert teacher.device.type == "cpu"
+    torch.testing.assert_close(teacher, torch.lerp(t0, student.float().cpu(), 0.05))
+
+
 def test_ema_rate_edges_and_errors():
     t, s = torch.ones(2), torch.zeros(2)
     ema_update_([t], [s], 0.0)
