@@ -51,7 +51,8 @@ def summarise(runs: Path) -> dict:
             "peak_gpu_memory_gb": round(
                 max(v for m in metrics for k, v in m.items() if k.endswith("perf/max_memory_allocated_gb")), 2
             ),
-            "sdpo_divergence_mean_per_step": [round(m["sdpo/divergence_mean"], 5) for m in metrics if "sdpo/divergence_mean" in m],
+            "sdpo_divergence_mean_per_step": [round(v, 5) for m in metrics for k, v in m.items()
+                                              if k.endswith("sdpo/divergence_mean")],
         }
     common = min(s["steps"] for s in summary.values()) if summary else 0
     for s in summary.values():

@@ -15,11 +15,12 @@ echo "${cmd[*]}" > "$OUT/ttrl_command.txt"
 start=$(date +%s)
 timeout "$RUN_TIMEOUT" "${cmd[@]}"
 echo "discovery rc=$? wall=$(( $(date +%s) - start ))s"
-# flat copies: only files two folders below $OUT come back from the device
-for log in "$RUNS"/*/*/attempts.jsonl; do
-  [ -f "$log" ] || continue
-  run=$(basename "$(dirname "$log")"); method=$(basename "$(dirname "$(dirname "$log")")")
-  cp "$log" "$OUT/ttrl_${method}_${run}_attempts.jsonl"
-  cat "$(dirname "$log")/status.json" 2>/dev/null | tr -d '\n' | cut -c1-300; echo
-  grep -E "TTRL:|Traceback|Error" "$(dirname "$log")/stdout.log" | grep -v Warning | head -3
+# flat copies (only files two folders below $OUT come back from the device), also of runs that failed early
+for status in "$RUNS"/*/*/stdout.log; do
+  [ -f "$status" ] || continue
+  dir=$(dirname "$status"); run=$(basename "$dir"); method=$(basename "$(dirname "$dir")")
+  cp "$dir/attempts.jsonl" "$OUT/ttrl_${method}_${run}_attempts.jsonl" 2>/dev/null || echo "$method $run: no attempt log"
+  grep -E "step:[0-9]+ " "$status" | sed 's/\x1b\[[0-9;]*m//g' > "$OUT/ttrl_${method}_${run}_metrics.log"
+  cat "$dir/status.json" 2>/dev/null | tr -d '\n' | cut -c1-300; echo
+  grep -E "TTRL:|Traceback|Error" "$status" | grep -v Warning | head -3
 done
