@@ -9,6 +9,7 @@ seed, params) on the same engine. Model specs are HF ids, local folders or a GGU
 """
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence, Union
@@ -168,6 +169,21 @@ class EngineOptions:
     max_model_len: int | None = None
     dtype: str = "auto"
     tokenizer: str | None = None      # vLLM + GGUF: the HF tokenizer to use
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """The command-line options behind these fields (shared by the eval commands)."""
+        parser.add_argument("--tokenizer", default=None, help="vLLM: tokenizer for a GGUF model")
+        parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"])
+        parser.add_argument("--tensor-parallel-size", type=int, default=1)
+        parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
+        parser.add_argument("--max-model-len", type=int, default=None)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "EngineOptions":
+        return cls(backend=args.backend, tensor_parallel_size=args.tensor_parallel_size,
+                   gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=args.max_model_len,
+                   tokenizer=args.tokenizer)
 
 
 def load_engine(spec: ModelSpec, options: EngineOptions | None = None) -> Engine:

@@ -114,7 +114,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", action="append", required=True, help="HF id, folder or .gguf file (give twice to compare)")
     parser.add_argument("--gguf-file", default=None, help="GGUF file name inside the (single) --model folder")
-    parser.add_argument("--tokenizer", default=None, help="vLLM: tokenizer for a GGUF model")
     parser.add_argument("--subjects", default="all")
     parser.add_argument("--split", default="test")
     parser.add_argument("--input", default=None, help="local JSONL of problems instead of the HF hub")
@@ -124,10 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--top-p", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"])
-    parser.add_argument("--tensor-parallel-size", type=int, default=1)
-    parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
-    parser.add_argument("--max-model-len", type=int, default=None)
+    EngineOptions.add_arguments(parser)
     parser.add_argument("--samples-per-subject", type=int, default=3, help="example solutions kept in the summary")
     parser.add_argument("--out", type=Path, default=None, help="JSON results file")
     args = parser.parse_args(argv)
@@ -146,9 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
                             seed=args.seed)
-    options = EngineOptions(backend=args.backend, tensor_parallel_size=args.tensor_parallel_size,
-                            gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=args.max_model_len,
-                            tokenizer=args.tokenizer)
+    options = EngineOptions.from_args(args)
     labels = _labels(specs)
     per_model: dict[str, list[dict]] = {}
     chat_used: dict[str, bool] = {}

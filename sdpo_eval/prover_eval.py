@@ -175,17 +175,13 @@ def _reward_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="HF id, folder or .gguf file")
     parser.add_argument("--gguf-file", default=None)
-    parser.add_argument("--tokenizer", default=None)
     parser.add_argument("--data", action="append", required=True, help="prepared parquet (repeatable)")
     parser.add_argument("--problems", default=None, help="comma-separated names (default: all rows)")
     parser.add_argument("--temperature", type=float, default=0.6)
     parser.add_argument("--top-p", type=float, default=0.95)
     parser.add_argument("--max-new-tokens", type=int, default=8096)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"])
-    parser.add_argument("--tensor-parallel-size", type=int, default=1)
-    parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
-    parser.add_argument("--max-model-len", type=int, default=None)
+    EngineOptions.add_arguments(parser)
     parser.add_argument("--reward-kwarg", action="append", default=[], help="reward.lean option key=value")
     parser.add_argument("--attempt-log", default=None, help="append every sample to this JSONL attempt log")
     parser.add_argument("--out", type=Path, default=None, help="JSON summary")
@@ -213,9 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
                             seed=args.seed)
-    engine = load_engine(spec, EngineOptions(backend=args.backend, tensor_parallel_size=args.tensor_parallel_size,
-                                             gpu_memory_utilization=args.gpu_memory_utilization,
-                                             max_model_len=args.max_model_len, tokenizer=args.tokenizer))
+    engine = load_engine(spec, EngineOptions.from_args(args))
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     if args.command == "passk":
         ks = [int(k) for k in args.k.split(",")]
