@@ -16,8 +16,14 @@ from typing import Any, Iterator
 from omegaconf import DictConfig, OmegaConf
 
 PLUGIN_NAMESPACES = ("sdpo", "actor_rollout_ref.actor.sdpo", "data.sdpo_ttrl", "hydra")
-# Keys verl reads but leaves out of its generated defaults (model_engine is a defaults-list choice).
-VERL_UNLISTED_KEYS = ("model_engine", "reward.custom_reward_function.reward_kwargs", "reward.reward_kwargs")
+# Keys verl reads but leaves out of its generated defaults (model_engine is a defaults-list choice;
+# ref.optim is the reference's ActorConfig.optim, read when ref.fsdp_config.forward_only is false).
+VERL_UNLISTED_KEYS = (
+    "model_engine",
+    "reward.custom_reward_function.reward_kwargs",
+    "reward.reward_kwargs",
+    "actor_rollout_ref.ref.optim",
+)
 
 
 class UnknownConfigKeyError(ValueError):

@@ -31,6 +31,8 @@ ALGORITHM_KEY_PREFIXES = (
     "actor_rollout_ref.rollout.trace.experiment_name",
     "trainer.default_local_dir",
     "sdpo.attempt_log",
+    # SDPO's teacher lives in the reference slot; GRPO (no KL term) builds no reference model.
+    "actor_rollout_ref.ref.",
 )
 
 
@@ -101,6 +103,40 @@ def test_sdpo_actor_config_instantiates_through_target():
     assert isinstance(actor, SDPOActorConfig) and actor.sdpo_enabled
     assert isinstance(actor.sdpo, SDPOConfig) and isinstance(actor.sdpo.reprompt, RepromptConfig)
     assert (actor.sdpo.alpha, actor.sdpo.topk, actor.sdpo.teacher.mode, actor.sdpo.teacher.update_rate) == (0.5, 100, "ema", 0.05)
+
+
+def test_sdpo_teacher_slot_is_a_gpu_resident_reference_verl_can_build():
+    """forward_only=false keeps verl from CPU-offloading the reference; verl then builds an optimizer and LR
+    scheduler for it from ref.optim, through the same FSDPEngine methods it uses on the GPU."""
+    import torch
+    from types import SimpleNamespace
+
+    from omegaconf import open_dict
+    from verl.utils.config import omega_conf_to_dataclass
+    from verl.workers.engine.fsdp.transformer_impl import FSDPEngine
+
+    cfg = compose_recipe("sdpo_kimina_1_7b")
+    OmegaConf.resolve(cfg)
+    ref_section = cfg.actor_rollout_ref.ref
+    with open_dict(ref_section):  # the renames verl's ActorRolloutRefWorker.init_model applies before converting
+        ref_section.ppo_mini_batch_size = cfg.actor_rollout_ref.actor.ppo_mini_batch_size
+        ref_section.ppo_micro_batch_size = ref_section.pop("log_prob_micro_batch_size", None)
+        ref_section.ppo_micro_batch_size_per_gpu = ref_section.pop("log_prob_micro_batch_size_per_gpu", None)
+        ref_section.use_dynamic_bsz = ref_section.pop("log_prob_use_dynamic_bsz", False)
+        ref_section.ppo_max_token_len_per_gpu = ref_section.pop("log_prob_max_token_len_per_gpu", None)
+    ref = omega_conf_to_dataclass(ref_section)
+    assert ref.engine.forward_only is False and ref.engine.param_offload is False
+    assert ref.engine.model_dtype == "fp32"  # the EMA needs fp32 weights (see sdpo_ext.teacher.ema_update_)
+    engine = SimpleNamespace(optimizer_config=ref.optim, rank=0)
+    module = torch.nn.Linear(4, 4)
+    before = module.weight.detach().clone()
+    optimizer = FSDPEngine._build_optimizer(engine, module)
+    scheduler = FSDPEngine._build_lr_scheduler(engine, optimizer)
+    module.weight.sum().backward()
+    optimizer.step()
+    scheduler.step()
+    assert optimizer.param_groups[0]["lr"] == 0.0
+    assert torch.equal(module.weight.detach(), before)  # lr 0, and weight decay is scaled by lr: never moves
 
 
 def test_single_override_switches_to_ttrl():
