@@ -1,6 +1,7 @@
 """Summarise the SDPO-vs-GRPO step-time runs (bench/run_step_time.sh) into a JSON of measured figures and a PNG.
 
     python bench/plot_step_time.py --runs <dir with {sdpo,grpo}_metrics.log> --out bench/results/step_time
+    python bench/plot_step_time.py --sdpo-runs <dir> --grpo-runs <other dir> --steps 2 --out ...   # runs from two calls
 
 Per algorithm: the mean over the chosen steps (default 2..N: step 1 carries compilation and cache warm-up;
 `--steps 1` compares the warm-up steps when a run got no further) of each phase of verl's
@@ -61,8 +62,9 @@ def summarise_algo(runs: Path, algo: str, steps: list[int] | None) -> dict:
     }
 
 
-def summarise(runs: Path, steps: list[int] | None = None) -> dict:
-    summary = {algo: summarise_algo(runs, algo, steps) for algo in ("sdpo", "grpo")}
+def summarise(runs: dict[str, Path], steps: list[int] | None = None) -> dict:
+    """`runs` maps sdpo and grpo to the folder holding that algorithm's files."""
+    summary = {algo: {"runs": str(runs[algo]), **summarise_algo(runs[algo], algo, steps)} for algo in ("sdpo", "grpo")}
     step = {a: summary[a]["phase_s"]["step"] for a in ("sdpo", "grpo")}
     summary["step_time_ratio_sdpo_over_grpo"] = round(step["sdpo"] / step["grpo"], 3)
     summary["extra_seconds_per_step_sdpo"] = {
@@ -109,12 +111,17 @@ def plot(summary: dict, png: Path, title: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, required=True)
+    parser.add_argument("--runs", type=Path, default=None, help="folder with both algorithms' files")
+    parser.add_argument("--sdpo-runs", type=Path, default=None, help="SDPO's folder (default --runs)")
+    parser.add_argument("--grpo-runs", type=Path, default=None, help="GRPO's folder (default --runs)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/step_time"))
     parser.add_argument("--steps", default=None, help="comma-separated step numbers to average (default 2..N)")
     parser.add_argument("--title", default="Qwen3-1.7B-shaped model, 1k-token prompts, 2k-token responses, n=8, 1x H200")
     args = parser.parse_args()
-    summary = summarise(args.runs, [int(k) for k in args.steps.split(",")] if args.steps else None)
+    runs = {"sdpo": args.sdpo_runs or args.runs, "grpo": args.grpo_runs or args.runs}
+    if None in runs.values():
+        parser.error("give --runs, or both --sdpo-runs and --grpo-runs")
+    summary = summarise(runs, [int(k) for k in args.steps.split(",")] if args.steps else None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=2))
     plot(summary, args.out.with_suffix(".png"), args.title)

@@ -11,16 +11,19 @@ RUNS=${RUNS:-/tmp/ttrl_toy}
 python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
 cmd=(python3 -m sdpo_eval.discovery run --recipe sdpo_toy_lean --problems "$PROBLEMS" --budget "$BUDGET"
      --methods "$METHODS" --out-dir "$RUNS" -- trainer.n_gpus_per_node=1)
-echo "${cmd[*]}" > "$OUT/ttrl_command.txt"
 start=$(date +%s)
 timeout "$RUN_TIMEOUT" "${cmd[@]}"
 echo "discovery rc=$? wall=$(( $(date +%s) - start ))s"
-# flat copies (only files two folders below $OUT come back from the device), also of runs that failed early
+# flat copies (only files two folders below $OUT come back from the device, at most 8 per call), also of runs
+# that failed early: per run its attempt log, verl's step lines, its status (command, return code, wall time)
+# and the last 200 lines of its stdout
 for status in "$RUNS"/*/*/stdout.log; do
   [ -f "$status" ] || continue
   dir=$(dirname "$status"); run=$(basename "$dir"); method=$(basename "$(dirname "$dir")")
-  cp "$dir/attempts.jsonl" "$OUT/ttrl_${method}_${run}_attempts.jsonl" 2>/dev/null || echo "$method $run: no attempt log"
-  grep -E "step:[0-9]+ " "$status" | sed 's/\x1b\[[0-9;]*m//g' > "$OUT/ttrl_${method}_${run}_metrics.log"
-  cat "$dir/status.json" 2>/dev/null | tr -d '\n' | cut -c1-300; echo
+  prefix="$OUT/ttrl_${method}_${run}"
+  cp "$dir/attempts.jsonl" "${prefix}_attempts.jsonl" 2>/dev/null || echo "$method $run: no attempt log"
+  grep -E "step:[0-9]+ " "$status" | sed 's/\x1b\[[0-9;]*m//g' > "${prefix}_metrics.log"
+  cp "$dir/status.json" "${prefix}_status.json" 2>/dev/null || echo "$method $run: no status (cut by RUN_TIMEOUT?)"
+  tail -n 200 "$status" | sed 's/\x1b\[[0-9;]*m//g' > "${prefix}_tail.log"
   grep -E "TTRL:|Traceback|Error" "$status" | grep -v Warning | head -3
 done
