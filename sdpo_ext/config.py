@@ -77,6 +77,15 @@ class SDPOConfig(BaseConfig):
 
             object.__setattr__(self, "reprompt", RepromptConfig())
 
+    @property
+    def log_prob_backward_must_not_overwrite_logits(self) -> bool:
+        """Whether the loss takes gradients both through the logits (top-K/full divergence) and through verl's
+        per-token log-probs (the GRPO blend). flash-attn's cross-entropy backward, which verl uses for those
+        log-probs, writes its gradient into the logits' storage in place and would corrupt the logits the
+        divergence saved for its own backward. Only then must that kernel be switched off; pure SDPO and the
+        token variant keep it (it is verl's fast path on GPUs with flash-attn)."""
+        return self.distillation_mode != "token" and self.grpo_weight > 0.0
+
 
 @dataclass
 class SDPOActorConfig(FSDPActorConfig):

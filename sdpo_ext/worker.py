@@ -12,6 +12,7 @@ supported for the teacher forward (clear error).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -58,6 +59,16 @@ def _synchronized_clock() -> float:
     return time.perf_counter()
 
 
+def _with_vanilla_policy_loss(config: SDPOActorConfig) -> SDPOActorConfig:
+    """A copy of the actor config whose policy loss is verl's vanilla PPO clip loss."""
+    policy_loss = config.policy_loss
+    if dataclasses.is_dataclass(policy_loss):
+        policy_loss = dataclasses.replace(policy_loss, loss_mode="vanilla")
+    else:
+        policy_loss = {**policy_loss, "loss_mode": "vanilla"}
+    return dataclasses.replace(config, policy_loss=policy_loss)
+
+
 class _LogitRowsCapture:
     """A loss_function for `engine.forward_step` that keeps the logits rows predicting the response tokens."""
 
@@ -79,6 +90,8 @@ class SDPOLoss:
     def __init__(self, config: SDPOActorConfig, teacher_logits: Callable[[TensorDict, torch.Tensor], torch.Tensor]):
         self.config = config
         self.sdpo = config.sdpo
+        # the hybrid's GRPO term: verl's ppo_loss with the vanilla policy loss (loss_mode=sdpo is only a guard)
+        self.grpo_config = _with_vanilla_policy_loss(config) if config.sdpo.grpo_weight > 0 else None
         self.teacher_logits = teacher_logits
         self._teacher_seconds = 0.0
 
@@ -167,7 +180,7 @@ class SDPOLoss:
 
         total = sdpo_loss
         if self.sdpo.grpo_weight > 0:
-            grpo_loss, grpo_metrics = ppo_loss(cfg, model_output, data, dp_group)
+            grpo_loss, grpo_metrics = ppo_loss(self.grpo_config, model_output, data, dp_group)
             total = self.sdpo.grpo_weight * grpo_loss + (1.0 - self.sdpo.grpo_weight) * sdpo_loss
             metrics.update(grpo_metrics)
         metrics["actor/pg_loss"] = Metric(value=total, aggregation=aggregation)
@@ -190,9 +203,8 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         if self.actor.engine.ulysses_sequence_parallel_size > 1:
             raise NotImplementedError("SDPO teacher forward does not support Ulysses sequence parallelism (sp > 1)")
         self.sdpo_config = actor_config
-        # flash-attn's cross-entropy backward writes the gradient into the logits' storage in place; the SDPO
-        # divergence saves those same logits for its own backward, so the in-place kernel must be off.
-        os.environ["VERL_DISABLE_FLASH_ATTN_CE"] = "1"
+        if actor_config.sdpo.log_prob_backward_must_not_overwrite_logits:
+            os.environ["VERL_DISABLE_FLASH_ATTN_CE"] = "1"  # verl's switch, read at every log-prob call
         mode = actor_config.sdpo.teacher.mode
         if mode in ("ema", "trust_region") and self.ref is None:
             raise RuntimeError(

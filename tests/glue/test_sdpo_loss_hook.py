@@ -12,6 +12,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from verl.utils import tensordict_utils as tu
+from verl.workers.config import PolicyLossConfig
 
 from sdpo_ext.config import SDPOActorConfig, SDPOConfig
 from sdpo_ext.loss import divergence, gather_logp, student_topk
@@ -54,11 +55,11 @@ def make_batch(mask):
     return data, prompts, responses, teacher_prompts
 
 
-def sdpo_loss(model, mode="topk", topk=8, alpha=0.5):
+def sdpo_loss(model, mode="topk", topk=8, alpha=0.5, grpo_weight=0.0):
     config = SDPOActorConfig(
         ppo_mini_batch_size=4, ppo_micro_batch_size_per_gpu=1, rollout_n=1,
-        policy_loss={"loss_mode": "sdpo"},
-        sdpo=SDPOConfig(distillation_mode=mode, topk=topk, alpha=alpha),
+        policy_loss=PolicyLossConfig(loss_mode="sdpo"),  # as omega_conf_to_dataclass builds it from the recipe
+        sdpo=SDPOConfig(distillation_mode=mode, topk=topk, alpha=alpha, grpo_weight=grpo_weight),
     )
 
     def teacher(data, active):
@@ -119,3 +120,34 @@ def test_token_mode_uses_teacher_token_logprob(model):
     want = torch.log_softmax(t, -1).gather(-1, r.unsqueeze(-1)).squeeze(-1)
     got = out["sdpo_teacher_token_logp"].squeeze(0)[len(p) - 1 : len(p) + len(r) - 1]
     torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+
+
+def gradient_paths(model, mode: str, alpha: float, grpo_weight: float) -> set[str]:
+    """Which of the two inputs the loss differentiates: the student logits (divergence) and verl's
+    per-token log-probs (computed from the same logits by verl, here a separate leaf)."""
+    data, prompts, responses, _ = make_batch([1, 1, 1])
+    lengths = [len(p) + len(r) for p, r in zip(prompts, responses)]
+    data["advantages"] = nested([torch.full((len(r),), 0.5) for r in responses])
+    student_logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach().requires_grad_(True)
+    loss_fn = sdpo_loss(model, mode=mode, alpha=alpha, grpo_weight=grpo_weight)
+    out = loss_fn(student_logits=student_logits.unsqueeze(0), data=data)
+    packed = data["input_ids"].values()
+    log_probs = (torch.log_softmax(student_logits, -1).gather(-1, torch.roll(packed, -1).unsqueeze(-1)).squeeze(-1)
+                 .detach().requires_grad_(True))
+    model_output = {"log_probs": nested(list(log_probs.split(lengths))),
+                    **{k: nested(list(v.squeeze(0).split(lengths))) for k, v in out.items()}}
+    total, metrics = loss_fn(model_output=model_output, data=data)
+    assert torch.isfinite(total)
+    assert ("actor/pg_clipfrac" in metrics) is (grpo_weight > 0)  # the hybrid's GRPO term is verl's vanilla PPO loss
+    grads = torch.autograd.grad(total, [student_logits, log_probs], allow_unused=True)
+    return {name for name, g in zip(("logits", "log_probs"), grads) if g is not None}
+
+
+@pytest.mark.parametrize("mode, alpha", [("topk", 0.5), ("full", 0.5), ("token", 1.0)])
+@pytest.mark.parametrize("grpo_weight", [0.0, 0.3])
+def test_flash_ce_is_switched_off_exactly_when_logits_and_log_probs_both_carry_gradient(model, mode, alpha, grpo_weight):
+    """flash-attn's in-place cross-entropy backward may only run when nothing else differentiates the logits."""
+    paths = gradient_paths(model, mode, alpha, grpo_weight)
+    assert paths, "the loss must differentiate something"
+    config = SDPOConfig(distillation_mode=mode, alpha=alpha, grpo_weight=grpo_weight)
+    assert config.log_prob_backward_must_not_overwrite_logits is (paths == {"logits", "log_probs"})
