@@ -4,6 +4,8 @@
         --budget 256 --out-dir ~/sdpo_runs/discovery [--methods sdpo,grpo,best_of_k] [--seed 0] [-- hydra overrides]
     python -m sdpo_eval.discovery report --run-dir ~/sdpo_runs/discovery --budget 256   # discovery.png/.json
 
+`--parallel N --gpus 0,1,...` runs N at a time, each pinned to its own equal share of the GPUs.
+
 `run` starts, for every (method, problem), a fresh `python -m verl.trainer.main_ppo +recipe=<method>_<model>
 sdpo.ttrl.theorem=<name> sdpo.ttrl.stop_on_success=true sdpo.ttrl.max_attempts=<budget> sdpo.attempt_log=...`
 process, so each problem starts from the base checkpoint. best_of_k runs `sdpo_eval.prover_eval best-of-k`
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -105,24 +108,59 @@ def _finished(run_dir: Path) -> bool:
     return status.exists() and json.loads(status.read_text()).get("returncode") == 0
 
 
-def _launch(command: list[str], run_dir: Path) -> int:
+def gpu_groups(gpus: Sequence[str], parallel: int) -> list[list[str]] | None:
+    """`gpus` split into `parallel` disjoint groups of equal size, one per concurrent run (None: no pinning,
+    one run at a time on whatever the process sees). Concurrent runs never share a GPU: vLLM's start-up memory
+    profiling fails when another process frees GPU memory meanwhile, and verl's rollouts free it every step."""
+    if parallel < 1:
+        raise ValueError(f"--parallel must be >= 1, got {parallel}")
+    if not gpus:
+        if parallel > 1:
+            raise ValueError("--parallel > 1 needs --gpus (or CUDA_VISIBLE_DEVICES) so that each run gets its own GPUs")
+        return None
+    if len(set(gpus)) != len(gpus):
+        raise ValueError(f"GPU ids repeat in {list(gpus)}")
+    if len(gpus) % parallel:
+        raise ValueError(f"{len(gpus)} GPUs do not split into {parallel} equal groups")
+    size = len(gpus) // parallel
+    return [list(gpus[i * size:(i + 1) * size]) for i in range(parallel)]
+
+
+def _launch(command: list[str], run_dir: Path, gpus: list[str] | None = None) -> int:
+    """Run one job to completion; stdout/stderr to run_dir/stdout.log, status.json written after it ends."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    env = None
+    if gpus is not None:
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(gpus)}
     start = time.time()
     with open(run_dir / "stdout.log", "w") as out:
-        rc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT).returncode
-    (run_dir / "status.json").write_text(json.dumps({"command": command, "returncode": rc,
+        rc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env).returncode
+    (run_dir / "status.json").write_text(json.dumps({"command": command, "gpus": gpus, "returncode": rc,
                                                      "wall_s": round(time.time() - start, 1)}, indent=2))
     return rc
 
 
+def _pinned(method: str, command: list[str], gpus: list[str] | None) -> list[str]:
+    """A trainer run on a GPU group uses all of it (appended last, so it wins over earlier overrides)."""
+    if gpus is None or method not in TRAINED_METHODS:
+        return command
+    return [*command, f"trainer.n_gpus_per_node={len(gpus)}"]
+
+
 def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, methods: Sequence[str], seed: int,
-        overrides: Sequence[str], force: bool = False, dry_run: bool = False, save_checkpoints: bool = False) -> list[dict]:
-    """Launch every (method, problem) run that has not finished; returns [{method, problem, command, returncode}]."""
+        overrides: Sequence[str], force: bool = False, dry_run: bool = False, save_checkpoints: bool = False,
+        parallel: int = 1, gpus: Sequence[str] = ()) -> list[dict]:
+    """Launch every (method, problem) run that has not finished, `parallel` at a time, each on its own group of
+    `gpus`; returns [{method, problem, command, returncode}] in launch order."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+    from queue import Queue
+
     from tqdm.auto import tqdm
 
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; known: {list(METHODS)}")
+    groups = gpu_groups(gpus, parallel)
     jobs: list[tuple[str, str | None, list[str], Path]] = []
     for method in methods:
         if method == "best_of_k":
@@ -134,18 +172,37 @@ def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, method
             run_dir = out_dir / method / problem
             jobs.append((method, problem, trainer_command(method, recipe, problem, budget, run_dir, seed, overrides,
                                                           save_checkpoints), run_dir))
-    done = []
-    for method, problem, command, run_dir in tqdm(jobs, desc="discovery runs", disable=dry_run):
-        if dry_run:
-            print(" ".join(command))
-            rc = None
-        elif _finished(run_dir) and not force:
-            rc = 0
-        else:
-            rc = _launch(command, run_dir)
-            if rc != 0:
-                print(f"warning: {method} {problem or ''} exited {rc}; see {run_dir / 'stdout.log'}", file=sys.stderr)
-        done.append({"method": method, "problem": problem, "command": command, "returncode": rc})
+    if dry_run:
+        for i, (method, _, command, _) in enumerate(jobs):
+            group = groups[i % len(groups)] if groups else None
+            prefix = f"CUDA_VISIBLE_DEVICES={','.join(group)} " if group else ""
+            print(prefix + " ".join(_pinned(method, command, group)))
+        return [{"method": m, "problem": p, "command": c, "returncode": None} for m, p, c, _ in jobs]
+
+    free: Queue = Queue()
+    for group in groups or [None]:
+        free.put(group)
+
+    def execute(method: str, problem: str | None, command: list[str], run_dir: Path) -> tuple[list[str], int]:
+        if _finished(run_dir) and not force:
+            return command, 0
+        group = free.get()
+        try:
+            command = _pinned(method, command, group)
+            rc = _launch(command, run_dir, group)
+        finally:
+            free.put(group)
+        if rc != 0:
+            print(f"warning: {method} {problem or ''} exited {rc}; see {run_dir / 'stdout.log'}", file=sys.stderr)
+        return command, rc
+
+    done: list[dict | None] = [None] * len(jobs)
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        futures = {pool.submit(execute, *job): i for i, job in enumerate(jobs)}
+        for future in tqdm(as_completed(futures), total=len(jobs), desc="discovery runs"):
+            i = futures[future]
+            command, rc = future.result()
+            done[i] = {"method": jobs[i][0], "problem": jobs[i][1], "command": command, "returncode": rc}
     return done
 
 
@@ -237,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--force", action="store_true", help="rerun finished runs")
     r.add_argument("--dry-run", action="store_true", help="print the commands only")
     r.add_argument("--save-checkpoints", action="store_true", help="keep trainer checkpoints (off: save_freq=-1)")
+    r.add_argument("--parallel", type=int, default=1, help="runs at once, each on its own equal share of --gpus")
+    r.add_argument("--gpus", default=os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+                   help="comma-separated GPU ids to share out (default: CUDA_VISIBLE_DEVICES)")
     r.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (after --)")
     rep = sub.add_parser("report", help="discovery@k curves from attempt logs")
     rep.add_argument("--run-dir", type=Path, default=None, help="read every attempts.jsonl below this folder")
@@ -250,8 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             problems = [p.strip() for p in args.problems.split(",") if p.strip()]
             methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+            gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
             results = run(args.recipe, problems, args.budget, args.out_dir.expanduser(), methods, args.seed,
-                          args.overrides, args.force, args.dry_run, args.save_checkpoints)
+                          args.overrides, args.force, args.dry_run, args.save_checkpoints, args.parallel, gpus)
             failed = [r for r in results if r["returncode"] not in (0, None)]
             return 1 if failed else 0
         logs = list(args.log) + (sorted(args.run_dir.expanduser().rglob("attempts.jsonl")) if args.run_dir else [])

@@ -34,7 +34,7 @@ def test_model_part_and_trainer_command(tmp_path):
 def test_run_launches_fresh_process_per_problem_and_skips_finished(tmp_path, monkeypatch):
     launched = []
 
-    def fake_run(command, stdout, stderr):
+    def fake_run(command, stdout, stderr, env=None):
         launched.append(command)
         return subprocess.CompletedProcess(command, 1 if "sdpo.ttrl.theorem=bad" in command else 0)
 
@@ -54,6 +54,46 @@ def test_run_launches_fresh_process_per_problem_and_skips_finished(tmp_path, mon
     assert len(launched) == 1
     with pytest.raises(ValueError, match="unknown method"):
         discovery.run("sdpo_m", ["a"], 16, out, ["ppo"], 0, [])
+
+
+def test_gpu_groups_split_evenly_and_refuse_shared_gpus():
+    assert discovery.gpu_groups(["0", "1", "2", "3"], 2) == [["0", "1"], ["2", "3"]]
+    assert discovery.gpu_groups(["0", "1", "2", "3"], 1) == [["0", "1", "2", "3"]]
+    assert discovery.gpu_groups([], 1) is None
+    with pytest.raises(ValueError, match="needs --gpus"):
+        discovery.gpu_groups([], 2)
+    with pytest.raises(ValueError, match="equal groups"):
+        discovery.gpu_groups(["0", "1", "2"], 2)
+    with pytest.raises(ValueError, match="repeat"):
+        discovery.gpu_groups(["0", "0"], 2)
+    with pytest.raises(ValueError, match=">= 1"):
+        discovery.gpu_groups(["0"], 0)
+
+
+def test_parallel_runs_each_get_their_own_gpus(tmp_path, monkeypatch):
+    """Real subprocesses: 4 runs, 2 at a time on 4 GPU ids; overlapping runs never share a GPU."""
+    import sys
+
+    script = ("import json, os, sys, time; start = time.time(); time.sleep(0.8); "
+              "json.dump({'gpus': os.environ['CUDA_VISIBLE_DEVICES'], 'argv': sys.argv[1:], 'start': start, "
+              "'end': time.time()}, open(sys.argv[1], 'w'))")
+
+    def fake_trainer_command(method, recipe, problem, budget, run_dir, seed, overrides, save_checkpoints):
+        return [sys.executable, "-c", script, str(run_dir / "probe.json")]
+
+    monkeypatch.setattr(discovery, "trainer_command", fake_trainer_command)
+    out = tmp_path / "disc"
+    results = discovery.run("sdpo_m", ["a", "b", "c", "d"], 16, out, ["sdpo"], 0, [], parallel=2, gpus=["0", "1", "2", "3"])
+    assert [(r["problem"], r["returncode"]) for r in results] == [("a", 0), ("b", 0), ("c", 0), ("d", 0)]
+    probes = [json.loads((out / "sdpo" / p / "probe.json").read_text()) for p in "abcd"]
+    assert all(p["gpus"] in ("0,1", "2,3") and p["argv"][-1] == "trainer.n_gpus_per_node=2" for p in probes)
+    overlapping = [(x, y) for i, x in enumerate(probes) for y in probes[i + 1:] if x["start"] < y["end"] and y["start"] < x["end"]]
+    assert overlapping, "two runs should have overlapped in time"
+    assert all(x["gpus"] != y["gpus"] for x, y in overlapping)
+    for t in sorted(p["start"] + 0.1 for p in probes):  # never more than 2 at once
+        assert sum(p["start"] <= t < p["end"] for p in probes) <= 2
+    status = json.loads((out / "sdpo" / "a" / "status.json").read_text())
+    assert status["gpus"] in (["0", "1"], ["2", "3"]) and status["command"][-1] == "trainer.n_gpus_per_node=2"
 
 
 def test_best_of_k_command_uses_the_recipe_settings(tmp_path, monkeypatch):
