@@ -127,11 +127,14 @@ def gpu_groups(gpus: Sequence[str], parallel: int) -> list[list[str]] | None:
 
 
 def _launch(command: list[str], run_dir: Path, gpus: list[str] | None = None) -> int:
-    """Run one job to completion; stdout/stderr to run_dir/stdout.log, status.json written after it ends."""
+    """Run one job to completion; stdout/stderr to run_dir/stdout.log, status.json written after it ends.
+    A pinned job sees only its GPUs and starts its own local Ray instance (RAY_ADDRESS dropped: joining a shared
+    cluster would ignore the pinning)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     env = None
     if gpus is not None:
-        env = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(gpus)}
+        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
     start = time.time()
     with open(run_dir / "stdout.log", "w") as out:
         rc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env).returncode
@@ -141,7 +144,7 @@ def _launch(command: list[str], run_dir: Path, gpus: list[str] | None = None) ->
 
 
 def _pinned(method: str, command: list[str], gpus: list[str] | None) -> list[str]:
-    """A trainer run on a GPU group uses all of it (appended last, so it wins over earlier overrides)."""
+    """A trainer run on a GPU group uses all of it."""
     if gpus is None or method not in TRAINED_METHODS:
         return command
     return [*command, f"trainer.n_gpus_per_node={len(gpus)}"]
@@ -150,8 +153,10 @@ def _pinned(method: str, command: list[str], gpus: list[str] | None) -> list[str
 def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, methods: Sequence[str], seed: int,
         overrides: Sequence[str], force: bool = False, dry_run: bool = False, save_checkpoints: bool = False,
         parallel: int = 1, gpus: Sequence[str] = ()) -> list[dict]:
-    """Launch every (method, problem) run that has not finished, `parallel` at a time, each on its own group of
-    `gpus`; returns [{method, problem, command, returncode}] in launch order."""
+    """Launch every (method, problem) run that has not finished, `parallel` at a time, each pinned to its own
+    group of `gpus` (none given: one at a time, unpinned); returns [{method, problem, command, returncode}] in
+    launch order. Ctrl-C stops the sweep: no queued run starts after it."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor, as_completed
     from queue import Queue
 
@@ -161,6 +166,8 @@ def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, method
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; known: {list(METHODS)}")
     groups = gpu_groups(gpus, parallel)
+    if groups and any(o.lstrip("+").startswith("trainer.n_gpus_per_node=") for o in overrides):
+        raise ValueError("with --gpus each run's trainer.n_gpus_per_node is its group size; drop that override")
     jobs: list[tuple[str, str | None, list[str], Path]] = []
     for method in methods:
         if method == "best_of_k":
@@ -172,22 +179,27 @@ def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, method
             run_dir = out_dir / method / problem
             jobs.append((method, problem, trainer_command(method, recipe, problem, budget, run_dir, seed, overrides,
                                                           save_checkpoints), run_dir))
-    if dry_run:
-        for i, (method, _, command, _) in enumerate(jobs):
+    if dry_run:  # an example assignment: real runs take whichever group is free
+        done = []
+        for i, (method, problem, command, _) in enumerate(jobs):
             group = groups[i % len(groups)] if groups else None
-            prefix = f"CUDA_VISIBLE_DEVICES={','.join(group)} " if group else ""
-            print(prefix + " ".join(_pinned(method, command, group)))
-        return [{"method": m, "problem": p, "command": c, "returncode": None} for m, p, c, _ in jobs]
+            command = _pinned(method, command, group)
+            print((f"CUDA_VISIBLE_DEVICES={','.join(group)} " if group else "") + " ".join(command))
+            done.append({"method": method, "problem": problem, "command": command, "returncode": None})
+        return done
 
     free: Queue = Queue()
     for group in groups or [None]:
         free.put(group)
+    stop = threading.Event()
 
-    def execute(method: str, problem: str | None, command: list[str], run_dir: Path) -> tuple[list[str], int]:
+    def execute(method: str, problem: str | None, command: list[str], run_dir: Path) -> tuple[list[str], int | None]:
         if _finished(run_dir) and not force:
             return command, 0
         group = free.get()
         try:
+            if stop.is_set():
+                return command, None
             command = _pinned(method, command, group)
             rc = _launch(command, run_dir, group)
         finally:
@@ -199,10 +211,15 @@ def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, method
     done: list[dict | None] = [None] * len(jobs)
     with ThreadPoolExecutor(max_workers=parallel) as pool:
         futures = {pool.submit(execute, *job): i for i, job in enumerate(jobs)}
-        for future in tqdm(as_completed(futures), total=len(jobs), desc="discovery runs"):
-            i = futures[future]
-            command, rc = future.result()
-            done[i] = {"method": jobs[i][0], "problem": jobs[i][1], "command": command, "returncode": rc}
+        try:
+            for future in tqdm(as_completed(futures), total=len(jobs), desc="discovery runs"):
+                i = futures[future]
+                command, rc = future.result()
+                done[i] = {"method": jobs[i][0], "problem": jobs[i][1], "command": command, "returncode": rc}
+        except BaseException:
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     return done
 
 
@@ -295,8 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--dry-run", action="store_true", help="print the commands only")
     r.add_argument("--save-checkpoints", action="store_true", help="keep trainer checkpoints (off: save_freq=-1)")
     r.add_argument("--parallel", type=int, default=1, help="runs at once, each on its own equal share of --gpus")
-    r.add_argument("--gpus", default=os.environ.get("CUDA_VISIBLE_DEVICES", ""),
-                   help="comma-separated GPU ids to share out (default: CUDA_VISIBLE_DEVICES)")
+    r.add_argument("--gpus", default="", help="comma-separated GPU ids to share out among the runs "
+                   "(with --parallel > 1 the default is CUDA_VISIBLE_DEVICES); each run is pinned to its group")
     r.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (after --)")
     rep = sub.add_parser("report", help="discovery@k curves from attempt logs")
     rep.add_argument("--run-dir", type=Path, default=None, help="read every attempts.jsonl below this folder")
@@ -310,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             problems = [p.strip() for p in args.problems.split(",") if p.strip()]
             methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-            gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
+            gpu_list = args.gpus or (os.environ.get("CUDA_VISIBLE_DEVICES", "") if args.parallel > 1 else "")
+            gpus = [g.strip() for g in gpu_list.split(",") if g.strip()]
             results = run(args.recipe, problems, args.budget, args.out_dir.expanduser(), methods, args.seed,
                           args.overrides, args.force, args.dry_run, args.save_checkpoints, args.parallel, gpus)
             failed = [r for r in results if r["returncode"] not in (0, None)]

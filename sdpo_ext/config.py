@@ -80,10 +80,11 @@ class SDPOConfig(BaseConfig):
     @property
     def log_prob_backward_must_not_overwrite_logits(self) -> bool:
         """Whether the loss takes gradients both through the logits (top-K/full divergence) and through verl's
-        per-token log-probs (the GRPO blend). flash-attn's cross-entropy backward, which verl uses for those
-        log-probs, writes its gradient into the logits' storage in place and would corrupt the logits the
-        divergence saved for its own backward. Only then must that kernel be switched off; pure SDPO and the
-        token variant keep it (it is verl's fast path on GPUs with flash-attn)."""
+        per-token log-probs (the GRPO blend). verl computes those log-probs with flash-attn's cross-entropy, whose
+        backward writes its gradient into the logits' storage in place. The divergence works on a gathered copy
+        of the logit rows, so it should not see that write; the kernel is still switched off in this one case as
+        a precaution (not checked on a GPU with flash-attn). Pure SDPO and the token variant keep verl's fast
+        kernel: only one gradient path touches the logits there."""
         return self.distillation_mode != "token" and self.grpo_weight > 0.0
 
 

@@ -16,14 +16,18 @@ from typing import Any, Iterator
 from omegaconf import DictConfig, OmegaConf
 
 PLUGIN_NAMESPACES = ("sdpo", "actor_rollout_ref.actor.sdpo", "data.sdpo_ttrl", "hydra")
-# Keys verl reads but leaves out of its generated defaults (model_engine is a defaults-list choice;
-# ref.optim is the reference's ActorConfig.optim, read when ref.fsdp_config.forward_only is false).
-VERL_UNLISTED_KEYS = (
-    "model_engine",
-    "reward.custom_reward_function.reward_kwargs",
-    "reward.reward_kwargs",
-    "actor_rollout_ref.ref.optim",
-)
+# Keys verl reads but leaves out of its generated defaults (model_engine is a defaults-list choice).
+VERL_UNLISTED_KEYS = ("model_engine", "reward.custom_reward_function.reward_kwargs", "reward.reward_kwargs")
+# Sections verl reads but leaves out of its defaults, checked against a listed section of the same type:
+# ref.optim is the reference's ActorConfig.optim, read when ref.fsdp_config.forward_only is false.
+VERL_SECTION_ALIASES = {"actor_rollout_ref.ref.optim": "actor_rollout_ref.actor.optim"}
+
+
+def _aliased(path: str) -> str:
+    for section, alias in VERL_SECTION_ALIASES.items():
+        if path == section or path.startswith(section + "."):
+            return alias + path[len(section):]
+    return path
 
 
 class UnknownConfigKeyError(ValueError):
@@ -54,7 +58,7 @@ def unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:
     for path, _ in _walk(composed, ""):
         if any(path == ns or path.startswith(ns + ".") for ns in PLUGIN_NAMESPACES + VERL_UNLISTED_KEYS):
             continue
-        parent_path, _, leaf = path.rpartition(".")
+        parent_path, _, leaf = _aliased(path).rpartition(".")
         parent = defaults
         for part in parent_path.split(".") if parent_path else []:
             parent = parent.get(part) if isinstance(parent, dict) else None

@@ -61,12 +61,7 @@ def _synchronized_clock() -> float:
 
 def _with_vanilla_policy_loss(config: SDPOActorConfig) -> SDPOActorConfig:
     """A copy of the actor config whose policy loss is verl's vanilla PPO clip loss."""
-    policy_loss = config.policy_loss
-    if dataclasses.is_dataclass(policy_loss):
-        policy_loss = dataclasses.replace(policy_loss, loss_mode="vanilla")
-    else:
-        policy_loss = {**policy_loss, "loss_mode": "vanilla"}
-    return dataclasses.replace(config, policy_loss=policy_loss)
+    return dataclasses.replace(config, policy_loss=dataclasses.replace(config.policy_loss, loss_mode="vanilla"))
 
 
 class _LogitRowsCapture:

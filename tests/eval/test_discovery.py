@@ -75,8 +75,9 @@ def test_parallel_runs_each_get_their_own_gpus(tmp_path, monkeypatch):
     import sys
 
     script = ("import json, os, sys, time; start = time.time(); time.sleep(0.8); "
-              "json.dump({'gpus': os.environ['CUDA_VISIBLE_DEVICES'], 'argv': sys.argv[1:], 'start': start, "
-              "'end': time.time()}, open(sys.argv[1], 'w'))")
+              "json.dump({'gpus': os.environ['CUDA_VISIBLE_DEVICES'], 'ray': os.environ.get('RAY_ADDRESS'), "
+              "'argv': sys.argv[1:], 'start': start, 'end': time.time()}, open(sys.argv[1], 'w'))")
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # a shared cluster would ignore the pinning
 
     def fake_trainer_command(method, recipe, problem, budget, run_dir, seed, overrides, save_checkpoints):
         return [sys.executable, "-c", script, str(run_dir / "probe.json")]
@@ -87,6 +88,7 @@ def test_parallel_runs_each_get_their_own_gpus(tmp_path, monkeypatch):
     assert [(r["problem"], r["returncode"]) for r in results] == [("a", 0), ("b", 0), ("c", 0), ("d", 0)]
     probes = [json.loads((out / "sdpo" / p / "probe.json").read_text()) for p in "abcd"]
     assert all(p["gpus"] in ("0,1", "2,3") and p["argv"][-1] == "trainer.n_gpus_per_node=2" for p in probes)
+    assert all(p["ray"] is None for p in probes)
     overlapping = [(x, y) for i, x in enumerate(probes) for y in probes[i + 1:] if x["start"] < y["end"] and y["start"] < x["end"]]
     assert overlapping, "two runs should have overlapped in time"
     assert all(x["gpus"] != y["gpus"] for x, y in overlapping)
@@ -94,6 +96,35 @@ def test_parallel_runs_each_get_their_own_gpus(tmp_path, monkeypatch):
         assert sum(p["start"] <= t < p["end"] for p in probes) <= 2
     status = json.loads((out / "sdpo" / "a" / "status.json").read_text())
     assert status["gpus"] in (["0", "1"], ["2", "3"]) and status["command"][-1] == "trainer.n_gpus_per_node=2"
+
+
+def test_pinned_runs_refuse_a_gpu_count_override_and_dry_run_shows_pinned_commands(tmp_path, capsys):
+    with pytest.raises(ValueError, match="n_gpus_per_node"):
+        discovery.run("sdpo_m", ["a"], 16, tmp_path, ["sdpo"], 0, ["trainer.n_gpus_per_node=8"], gpus=["0", "1"])
+    results = discovery.run("sdpo_m", ["a", "b"], 16, tmp_path, ["sdpo"], 0, [], dry_run=True, parallel=2, gpus=["0", "1"])
+    assert [r["command"][-1] for r in results] == ["trainer.n_gpus_per_node=1"] * 2
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("CUDA_VISIBLE_DEVICES=0 ") and printed[1].startswith("CUDA_VISIBLE_DEVICES=1 ")
+
+
+def test_ctrl_c_stops_the_sweep(tmp_path, monkeypatch):
+    """SIGINT reaches the main thread (and, in real use, the running child); no queued run starts after it."""
+    import os
+    import signal
+    import time
+
+    launched = []
+
+    def interrupted(command, run_dir, gpus=None):
+        launched.append(run_dir.name)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.5)  # the child would be exiting on its own SIGINT meanwhile
+        return -signal.SIGINT
+
+    monkeypatch.setattr(discovery, "_launch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        discovery.run("sdpo_m", ["a", "b", "c"], 16, tmp_path, ["sdpo"], 0, [])
+    assert launched == ["a"]
 
 
 def test_best_of_k_command_uses_the_recipe_settings(tmp_path, monkeypatch):

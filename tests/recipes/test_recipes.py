@@ -31,8 +31,9 @@ ALGORITHM_KEY_PREFIXES = (
     "actor_rollout_ref.rollout.trace.experiment_name",
     "trainer.default_local_dir",
     "sdpo.attempt_log",
-    # SDPO's teacher lives in the reference slot; GRPO (no KL term) builds no reference model.
-    "actor_rollout_ref.ref.",
+    # SDPO's teacher lives in the reference slot, kept on the GPU; GRPO (no KL term) builds no reference model.
+    "actor_rollout_ref.ref.fsdp_config.forward_only",
+    "actor_rollout_ref.ref.optim.",
 )
 
 
@@ -105,9 +106,10 @@ def test_sdpo_actor_config_instantiates_through_target():
     assert (actor.sdpo.alpha, actor.sdpo.topk, actor.sdpo.teacher.mode, actor.sdpo.teacher.update_rate) == (0.5, 100, "ema", 0.05)
 
 
-def test_sdpo_teacher_slot_is_a_gpu_resident_reference_verl_can_build():
+def test_sdpo_teacher_slot_is_a_gpu_resident_reference_with_an_optimizer_config_verl_accepts():
     """forward_only=false keeps verl from CPU-offloading the reference; verl then builds an optimizer and LR
-    scheduler for it from ref.optim, through the same FSDPEngine methods it uses on the GPU."""
+    scheduler for it from ref.optim (FSDPEngine's own builder methods, run here on a toy module; the FSDP
+    wrapping itself needs a GPU and was run on an H200)."""
     import torch
     from types import SimpleNamespace
 
@@ -181,12 +183,14 @@ def test_unknown_recipe_name_is_named_in_the_error():
 
 
 def test_typo_in_a_key_is_named_with_a_suggestion():
-    cfg = compose_recipe("sdpo_kimina_1_7b", ("+actor_rollout_ref.actor.ppo_mini_batchsize=4", "+data.max_prompt_lenght=9"))
+    cfg = compose_recipe("sdpo_kimina_1_7b", ("+actor_rollout_ref.actor.ppo_mini_batchsize=4", "+data.max_prompt_lenght=9",
+                                              "+actor_rollout_ref.ref.optim.lr_warmup_step=3"))
     with pytest.raises(UnknownConfigKeyError) as err:
         check_config_keys(cfg)
     message = str(err.value)
     assert "actor_rollout_ref.actor.ppo_mini_batchsize" in message and "ppo_mini_batch_size" in message
     assert "data.max_prompt_lenght" in message and "max_prompt_length" in message
+    assert "actor_rollout_ref.ref.optim.lr_warmup_step" in message and "lr_warmup_steps" in message
 
 
 def test_free_form_sections_accept_new_keys():
