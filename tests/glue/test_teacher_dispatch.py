@@ -1,0 +1,129 @@
+"""Which weights score the teacher context in each teacher mode, and at which rows.
+
+The worker is built without Ray or GPUs. Its engines are stand-ins whose `forward_step` produces known
+logits for whatever sequences they are given (a per-engine scale times a one-hot of the input token), and
+which record the contexts they were entered in. The checks: ema/frozen use the reference engine in eval
+mode, live uses the actor, trust_region mixes the two as ref + r·(actor − ref), frozen without a reference
+(LoRA) uses the actor with its adapter disabled, and the rows returned are those predicting the response.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+import pytest
+import torch
+from verl.utils import tensordict_utils as tu
+
+from sdpo_ext.config import SDPOActorConfig, SDPOConfig, SDPOTeacherConfig
+from sdpo_ext.worker import SDPOActorRolloutRefWorker
+
+VOCAB = 16
+
+
+class FakeEngine:
+    """forward_step hands the loss function logits = scale·onehot(input token); records the modes it ran in."""
+
+    def __init__(self, scale: float):
+        self.scale = scale
+        self.calls: list[dict] = []
+        self._modes: list[str] = []
+
+    @contextmanager
+    def _mode(self, name):
+        self._modes.append(name)
+        try:
+            yield
+        finally:
+            self._modes.pop()
+
+    def eval_mode(self):
+        return self._mode("eval")
+
+    def disable_adapter(self):
+        return self._mode("adapter_disabled")
+
+    def forward_step(self, batch, loss_function, forward_only):
+        tokens = batch["input_ids"].values()
+        logits = self.scale * torch.nn.functional.one_hot(tokens, VOCAB).float()
+        self.calls.append({"modes": list(self._modes), "forward_only": forward_only,
+                           "sequences": [s.tolist() for s in batch["input_ids"].unbind()],
+                           "temperature": tu.get_non_tensor_data(batch, "temperature", None)})
+        loss_function(student_logits=logits.unsqueeze(0), data=batch)
+        return loss_function(model_output={}, data=batch)
+
+
+def make_worker(mode: str, rate: float = 0.25, with_ref: bool = True):
+    worker = object.__new__(SDPOActorRolloutRefWorker)
+    worker.actor = SimpleNamespace(engine=FakeEngine(scale=1.0))
+    worker.ref = SimpleNamespace(engine=FakeEngine(scale=3.0)) if with_ref else None
+    worker.sdpo_config = SDPOActorConfig(
+        ppo_mini_batch_size=4, ppo_micro_batch_size_per_gpu=1, rollout_n=1, policy_loss={"loss_mode": "sdpo"},
+        sdpo=SDPOConfig(teacher=SDPOTeacherConfig(mode=mode, update_rate=rate)),
+    )
+    return worker
+
+
+def nested(rows):
+    return torch.nested.as_nested_tensor(rows, layout=torch.jagged)
+
+
+def micro_batch():
+    teacher_prompts = [torch.tensor([1, 2, 3]), torch.tensor([4, 5]), torch.tensor([6, 7, 8, 9])]
+    responses = [torch.tensor([10, 11]), torch.tensor([12, 13, 14]), torch.tensor([15])]
+    positions = [torch.arange(5), torch.arange(5), torch.arange(5)]
+    data = tu.get_tensordict({"teacher_prompt_ids": nested(teacher_prompts), "responses": nested(responses),
+                              "position_ids": nested(positions), "temperature": torch.tensor([0.5, 0.6, 0.7])})
+    return data, teacher_prompts, responses
+
+
+def expected_rows(scale: float, teacher_prompts, responses, active) -> torch.Tensor:
+    """Rows predicting each active response token: the token before it, i.e. the last prompt token and all
+    response tokens but the last."""
+    rows = []
+    for p, r, a in zip(teacher_prompts, responses, active):
+        if a:
+            seq = torch.cat([p, r])
+            rows.append(scale * torch.nn.functional.one_hot(seq[len(p) - 1:len(seq) - 1], VOCAB).float())
+    return torch.cat(rows)
+
+
+ACTIVE = torch.tensor([True, False, True])
+
+
+@pytest.mark.parametrize("mode", ["ema", "frozen"])
+def test_ema_and_frozen_score_with_the_reference_in_eval_mode(mode):
+    worker = make_worker(mode)
+    data, prompts, responses = micro_batch()
+    got = worker._teacher_response_logits(data, ACTIVE)
+    torch.testing.assert_close(got, expected_rows(3.0, prompts, responses, ACTIVE))
+    (call,) = worker.ref.engine.calls
+    assert call["modes"] == ["eval"] and call["forward_only"] is True
+    assert call["sequences"] == [[1, 2, 3, 10, 11], [6, 7, 8, 9, 15]]  # [teacher prompt | same response], active only
+    assert call["temperature"].tolist() == pytest.approx([0.5, 0.7])
+    assert worker.actor.engine.calls == []
+
+
+def test_live_scores_with_the_current_actor():
+    worker = make_worker("live")
+    data, prompts, responses = micro_batch()
+    got = worker._teacher_response_logits(data, ACTIVE)
+    torch.testing.assert_close(got, expected_rows(1.0, prompts, responses, ACTIVE))
+    assert worker.ref.engine.calls == [] and worker.actor.engine.calls[0]["modes"] == []
+
+
+def test_trust_region_mixes_reference_and_actor_logits():
+    worker = make_worker("trust_region", rate=0.25)
+    data, prompts, responses = micro_batch()
+    got = worker._teacher_response_logits(data, ACTIVE)
+    ref, actor = expected_rows(3.0, prompts, responses, ACTIVE), expected_rows(1.0, prompts, responses, ACTIVE)
+    torch.testing.assert_close(got, ref + 0.25 * (actor - ref))
+    assert len(worker.ref.engine.calls) == 1 and len(worker.actor.engine.calls) == 1
+
+
+def test_frozen_without_reference_uses_the_base_model_with_the_adapter_disabled():
+    worker = make_worker("frozen", with_ref=False)
+    data, prompts, responses = micro_batch()
+    got = worker._teacher_response_logits(data, ACTIVE)
+    torch.testing.assert_close(got, expected_rows(1.0, prompts, responses, ACTIVE))
+    assert worker.actor.engine.calls[0]["modes"] == ["adapter_disabled"]
