@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SDPO vs GRPO on the no-download demo (SmolLM2-135M-Instruct, addition task), same seed and budget.
 # Usage (GPU): STEPS=15 ALGOS="sdpo grpo" bash bench/run_demo.sh [extra Hydra overrides...]
-# Logs and attempt logs go to $OUT (or ./bench_out).
+# Logs, attempt logs and verl's per-step metrics (<algo>_metrics.log, read by plot_demo.py) go to $OUT
+# (or ./bench_out).
 set -uo pipefail
 OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
 STEPS=${STEPS:-15}; ALGOS=${ALGOS:-"sdpo grpo"}; RUN_TIMEOUT=${RUN_TIMEOUT:-280}
@@ -15,6 +16,7 @@ for algo in $ALGOS; do
   timeout "$RUN_TIMEOUT" python3 -m verl.trainer.main_ppo +recipe=${algo}_demo trainer.total_training_steps=$STEPS "$@" > "$OUT/${algo}_demo.log" 2>&1
   echo "$algo rc=$? wall=$(( $(date +%s) - start ))s"
   cp "$SDPO_OUTPUT_DIR/${algo}_demo/attempts.jsonl" "$OUT/${algo}_attempts.jsonl" 2>/dev/null || echo "no attempt log for $algo"
-  grep -E "step:[0-9]+ " "$OUT/${algo}_demo.log" | tail -2 | cut -c1-1500
+  grep -E "step:[0-9]+ " "$OUT/${algo}_demo.log" | sed 's/\x1b\[[0-9;]*m//g' > "$OUT/${algo}_metrics.log"
+  tail -n 2 "$OUT/${algo}_metrics.log" | cut -c1-1500
   grep -E "Error|Traceback" "$OUT/${algo}_demo.log" | head -5
 done
