@@ -151,6 +151,31 @@ def test_single_override_switches_to_ttrl():
     assert [Path(f).name for f in cfg.data.sdpo_ttrl.files] == ["minif2f_kimina_valid.parquet", "minif2f_kimina_test.parquet"]
 
 
+def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, dataset_rows: int, batch_size: int) -> int:
+    """Steps verl 0.9.1's v1 fit loop runs (trainer/ppo/v1/trainer_base.py: the while condition, the epoch
+    counter and the is_last_step return, replayed)."""
+    steps_per_epoch = dataset_rows // batch_size
+    global_steps, current_epoch, run = 0, 0, 0
+    while current_epoch < total_epochs and global_steps <= total_training_steps:
+        is_last_step = global_steps >= total_training_steps
+        global_steps += 1
+        current_epoch = (global_steps - 1) // steps_per_epoch
+        if is_last_step:
+            return run
+        run += 1
+    return run
+
+
+@pytest.mark.parametrize("recipe, attempts", [("sdpo_kimina_1_7b", 1024), ("grpo_goedel_8b", 4096), ("sdpo_demo", 256)])
+def test_ttrl_runs_its_whole_attempt_budget(recipe, attempts):
+    """The TTRL dataset is one row, so verl's epoch limit would end the run after total_epochs steps."""
+    cfg = compose_recipe(recipe, ("sdpo.ttrl.theorem=t", f"sdpo.ttrl.max_attempts={attempts}"))
+    OmegaConf.resolve(cfg)
+    steps = cfg.trainer.total_training_steps
+    assert steps == -(-attempts // cfg.actor_rollout_ref.rollout.n)
+    assert verl_v1_loop_steps(cfg.trainer.total_epochs, steps, dataset_rows=1, batch_size=cfg.data.train_batch_size) >= steps
+
+
 def test_dataset_key_switches_the_prepared_files():
     cfg = compose_recipe("sdpo_kimina_1_7b", ("sdpo.dataset=proofnet",))
     OmegaConf.resolve(cfg)
