@@ -22,7 +22,11 @@ def grpo_valid_advantage(
     config: Optional[object] = None,
     **_: object,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """A_i = (r_i − mean_g) / (std_g + ε) over valid members of group g (no std division if disabled)."""
+    """A_i = (r_i − mean_g) / (std_g + ε) over valid members of group g (no std division if disabled).
+    verl passes registered estimators only `config` (its AlgoConfig); the std switch is read from it
+    (`algorithm.norm_adv_by_std_in_grpo`, as verl's own registered estimators do)."""
+    if config is not None:
+        norm_adv_by_std_in_grpo = config.get("norm_adv_by_std_in_grpo", True)
     scores = token_level_rewards.sum(dim=-1)
     valid = response_mask.sum(dim=-1) > 0
     groups: dict = defaultdict(list)

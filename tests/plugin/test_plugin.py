@@ -61,6 +61,28 @@ def test_grpo_valid_excludes_masked_samples_from_the_baseline():
     assert torch.allclose(adv[4], torch.ones(3))  # single valid member: mean 0, std 1 (verl's rule)
 
 
+@pytest.mark.parametrize("norm", [True, False])
+def test_grpo_valid_reads_the_std_switch_from_verls_algorithm_config(norm):
+    """verl hands registered estimators only `config`; Dr.GRPO's norm_adv_by_std_in_grpo=false must reach us,
+    and match verl's own grpo on a batch without infra samples."""
+    from omegaconf import OmegaConf
+    from verl.trainer.config import AlgoConfig
+    from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
+    from verl.utils.config import omega_conf_to_dataclass
+
+    from sdpo_ext.advantage import grpo_valid_advantage
+
+    config = omega_conf_to_dataclass(OmegaConf.create({"_target_": "verl.trainer.config.AlgoConfig",
+                                                       "norm_adv_by_std_in_grpo": norm}))
+    assert isinstance(config, AlgoConfig)
+    rewards = torch.zeros(4, 2)
+    rewards[:, -1] = torch.tensor([1.0, 0.0, 0.0, 0.0])
+    mask, index = torch.ones(4, 2), np.array(["a"] * 4)
+    ours, _ = grpo_valid_advantage(rewards, mask, index, config=config)
+    verls, _ = compute_grpo_outcome_advantage(rewards, mask, index, norm_adv_by_std_in_grpo=norm)
+    torch.testing.assert_close(ours, verls)
+
+
 def test_resolvers_switch_modes():
     from sdpo_ext.resolvers import ttrl_pick, ttrl_steps
 
