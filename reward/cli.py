@@ -15,7 +15,7 @@ import json
 import sys
 
 from lean_env import Verdict
-from reward.lean import CONFIG_DEFAULTS, aclose_backends, verify_many
+from reward.lean import CONFIG_DEFAULTS, NONE_DEFAULT_TYPES, aclose_backends, verify_many
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("input")
     v.add_argument("--out", default=None, help="output JSONL (default: <input>.verdicts.jsonl)")
     for key, default in CONFIG_DEFAULTS.items():
-        kind = type(default) if default is not None else str
+        kind = type(default) if default is not None else NONE_DEFAULT_TYPES[key]
         v.add_argument("--" + key.replace("_", "-"), dest=key, type=kind, default=None,
                        help=f"(default: {default})")
     return ap

@@ -46,6 +46,9 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "timeout_retries": 1,       # re-runs after a timeout
     "backoff_s": 1.0,           # first retry delay, doubled per retry
 }
+# Types of the keys whose default is None (the others have their default's type): for command-line parsing.
+NONE_DEFAULT_TYPES: dict[str, type] = {"backend": str, "url": str, "api_key": str, "repl_command": str,
+                                       "workspace": str, "max_rss_mb": float, "mem_limit_mb": int}
 _VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
 _backends: dict[tuple, tuple[asyncio.AbstractEventLoop, LeanBackend]] = {}
 
@@ -63,6 +66,10 @@ def resolve_config(**kwargs: Any) -> dict[str, Any]:
     cfg["workspace"] = cfg["workspace"] or os.environ.get("LEAN_WORKSPACE")
     if cfg["backend"] not in ("kimina", "repl", "repl-ray"):
         raise ValueError(f"backend must be 'kimina', 'repl' or 'repl-ray', got {cfg['backend']!r}")
+    for key, value in cfg.items():  # a mistyped limit would fail inside the REPL pool, i.e. as infra, silently
+        kind = NONE_DEFAULT_TYPES.get(key) or type(CONFIG_DEFAULTS[key])
+        if value is not None and kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValueError(f"Lean reward option {key} must be a number, got {value!r}")
     return cfg
 
 

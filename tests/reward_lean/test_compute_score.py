@@ -87,6 +87,11 @@ def test_config_errors_are_loud_and_verl_kwargs_are_accepted():
         rl.resolve_config(timeout=3)
     with pytest.raises(ValueError, match="backend"):
         rl.resolve_config(backend="lean3")
+    with pytest.raises(ValueError, match="mem_limit_mb must be a number"):
+        rl.resolve_config(mem_limit_mb="4000")
+    with pytest.raises(ValueError, match="timeout_s must be a number"):
+        rl.resolve_config(timeout_s="fast")
+    assert rl.resolve_config(timeout_s=30, max_rss_mb=5000.5)["timeout_s"] == 30
     assert rl.resolve_config(reward_router_address=None)["backend"] in ("kimina", "repl", "repl-ray")
     with pytest.raises(ValueError, match="formal_statement"):
         rl.parse_ground_truth('{"name": "x"}')
