@@ -33,6 +33,7 @@ from sdpo_ext.alignment import jagged
 from sdpo_ext.attempt_log import AttemptLog
 from sdpo_ext.recipe_check import check_config_keys
 from sdpo_ext.reprompt import build_teacher_batch
+from sdpo_ext.sdpo_checks import sdpo_setting_errors
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,9 @@ class SDPOTrainer(PPOTrainerSync):
         self.sdpo_config = omega_conf_to_dataclass(actor.sdpo) if self.sdpo_enabled else None
         if self.sdpo_enabled and self.sdpo_config.reprompt is None:
             raise ValueError("actor_rollout_ref.actor.sdpo.reprompt is missing")
+        errors = sdpo_setting_errors(config, self.sdpo_config.grpo_weight) if self.sdpo_enabled else []
+        if errors:
+            raise ValueError("settings the SDPO loss cannot honour:\n  " + "\n  ".join(errors))
         self.ttrl_theorem = None
         self.stop_on_success = False
         self.attempt_log = None
@@ -137,13 +141,13 @@ class SDPOTrainer(PPOTrainerSync):
     def _log_attempts(self, batch, data, reward_info, infra, padding, scores, responses, texts, metrics) -> None:
         extra_info = _as_list(data["extra_info"])
         samples = []
-        solved = False
+        n_valid = 0
         for i, key in enumerate(batch.keys):
             if padding[i]:
                 continue
             info = reward_info[i]
-            valid = info.get("verdict") == "valid" or (not infra[i] and scores[i] >= 1.0 and "verdict" not in info)
-            solved |= valid and not infra[i]
+            valid = not infra[i] and (info.get("verdict") == "valid" or (scores[i] >= 1.0 and "verdict" not in info))
+            n_valid += valid
             name = extra_info[i].get("name") if isinstance(extra_info[i], dict) else None
             samples.append(
                 {
@@ -158,8 +162,9 @@ class SDPOTrainer(PPOTrainerSync):
             )
         if self.attempt_log is not None:
             self.attempt_log.record(self.global_steps, samples)
-        metrics["sdpo_lean/solved_fraction"] = sum(s["verdict"] == "valid" for s in samples) / max(1, len(samples))
-        if solved and self.stop_on_success:
+        # valid: Lean's verdict, or full score from a reward without verdicts (MATH answer checking)
+        metrics["sdpo_lean/solved_fraction"] = n_valid / max(1, len(samples))
+        if n_valid and self.stop_on_success:
             logger.warning("TTRL: %s solved at step %d; stopping after this step", self.ttrl_theorem, self.global_steps)
             metrics["sdpo_lean/ttrl_solved_step"] = self.global_steps
             self.total_training_steps = self.global_steps  # the fit loop exits after this step

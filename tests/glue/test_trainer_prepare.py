@@ -40,7 +40,7 @@ class FakeTQ:
         self.puts.append(fields)
 
 
-def build(tokenizer, verdicts, infra):
+def build(tokenizer, verdicts, infra, with_verdicts=True):
     messages = [{"role": "system", "content": "You prove theorems."}, {"role": "user", "content": "Prove t."}]
     prompt_ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
     texts = [f"attempt {i}: by simp" for i in range(len(verdicts))]
@@ -52,6 +52,9 @@ def build(tokenizer, verdicts, infra):
     info = [{"reward_extra_info": {"verdict": v, "feedback": "" if v in ("valid", "infra") else f"line 2: error {i}",
                                    "infra": float(bad), "score": s}}
             for i, (v, bad, s) in enumerate(zip(verdicts, infra, scores))]
+    if not with_verdicts:  # a reward that only scores (MATH answer checking)
+        info = [{"reward_extra_info": {"infra": r["reward_extra_info"]["infra"], "score": r["reward_extra_info"]["score"]}}
+                for r in info]
     data = tu.get_tensordict({
         "uid": ["g0"] * len(verdicts),
         "responses": nested(responses),
@@ -119,3 +122,37 @@ def test_no_stop_and_feedback_used_without_success(tmp_path, monkeypatch, smollm
     assert "feedback from your unsuccessful earlier attempt" in decoded and "line 2: error 1" in decoded
     assert trainer.total_training_steps == 100
     assert metrics["self_distillation/feedback_used_fraction"] == 1.0
+
+
+def test_rewards_without_verdicts_count_full_scores_as_solved(tmp_path, monkeypatch, smollm2_tokenizer):
+    data, batch, _ = build(smollm2_tokenizer, ["valid", "lean_error", "lean_error", "lean_error"], [False] * 4,
+                           with_verdicts=False)
+    monkeypatch.setattr(trainer_mod, "tq", FakeTQ(data))
+    trainer = make_trainer(smollm2_tokenizer, tmp_path)
+    trainer.sdpo_enabled = False
+    metrics = {}
+    trainer._prepare_samples(batch, metrics)
+    assert metrics["sdpo_lean/solved_fraction"] == pytest.approx(0.25)
+    assert trainer.total_training_steps == 3  # TTRL stops on the full score too
+    log = [json.loads(line) for line in (tmp_path / "attempts.jsonl").read_text().splitlines()]
+    assert log[0]["proof"] == "attempt 0: by simp" and "proof" not in log[1]
+
+
+def test_settings_the_sdpo_loss_cannot_honour_are_rejected():
+    from omegaconf import OmegaConf
+
+    from sdpo_ext.sdpo_checks import sdpo_setting_errors
+
+    def config(**flags):
+        return OmegaConf.create({
+            "actor_rollout_ref": {"actor": {"use_kl_loss": flags.get("kl", False), "entropy_coeff": flags.get("ent", 0.0)},
+                                  "model": {"use_fused_kernels": flags.get("fused", False)}},
+            "algorithm": {"use_kl_in_reward": flags.get("kl_reward", False)},
+        })
+
+    assert sdpo_setting_errors(config(), grpo_weight=0.0) == []
+    assert sdpo_setting_errors(config(ent=0.01), grpo_weight=0.5) == []  # the hybrid's PPO term applies it
+    for flag, key in (("kl", "use_kl_loss"), ("kl_reward", "use_kl_in_reward"), ("ent", "entropy_coeff"),
+                      ("fused", "use_fused_kernels")):
+        (error,) = sdpo_setting_errors(config(**{flag: 0.01 if flag == "ent" else True}), grpo_weight=0.0)
+        assert key in error

@@ -76,6 +76,10 @@ def test_recipe_composes_with_model_reward_and_algorithm(model, algorithm):
     assert cfg.trainer.use_v1 and cfg.trainer.v1.trainer_mode == "sync"
     expected_loss = "sdpo" if algorithm == "sdpo" else "vanilla"
     assert cfg.actor_rollout_ref.actor.policy_loss.loss_mode == expected_loss
+    if algorithm == "sdpo":
+        from sdpo_ext.sdpo_checks import sdpo_setting_errors
+
+        assert sdpo_setting_errors(cfg, cfg.actor_rollout_ref.actor.sdpo.grpo_weight) == []
     assert cfg.data.train_files.endswith(f"minif2f_{cfg.sdpo.prompt_style}_valid.parquet")
     assert cfg.data.train_batch_size == 32 and cfg.trainer.total_training_steps is None
 
