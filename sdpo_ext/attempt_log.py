@@ -12,6 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+RUN_ID_FILE = "sdpo_run_id.txt"
+
 
 @dataclass
 class AttemptLog:
@@ -27,7 +29,7 @@ class AttemptLog:
             self._restore_counts()
 
     def _restore_counts(self) -> None:
-        """On resume, continue the per-problem attempt counters of this run_id."""
+        """Continue the per-problem attempt counters of this run_id from the log."""
         if not os.path.exists(self.path):
             return
         with open(self.path) as handle:
@@ -35,6 +37,26 @@ class AttemptLog:
                 rec = json.loads(line)
                 if rec.get("run_id") == self.run_id and not rec.get("infra"):
                     self._attempts[rec["problem"]] = max(self._attempts[rec["problem"]], rec["attempt"])
+
+    def save_run_id(self, checkpoint_dir: str) -> None:
+        """Store this run's id with a trainer checkpoint, so a resumed run continues its attempt counts."""
+        os.makedirs(checkpoint_dir, exist_ok=True)
+        with open(os.path.join(checkpoint_dir, RUN_ID_FILE), "w") as handle:
+            handle.write(self.run_id)
+
+    def resume_from(self, checkpoint_dir: str) -> bool:
+        """Take the run id stored with the checkpoint and continue its counters over every attempt logged under
+        it (attempts judged after that checkpoint by the interrupted process count as spent budget). False when
+        the checkpoint holds no run id (then this process's attempts start at 1 under a new id)."""
+        path = os.path.join(checkpoint_dir, RUN_ID_FILE)
+        if not os.path.exists(path):
+            return False
+        with open(path) as handle:
+            self.run_id = handle.read().strip()
+        self._attempts.clear()
+        if self.path:
+            self._restore_counts()
+        return True
 
     def record(self, step: int, samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """samples: dicts with problem, response_tokens, verdict, score, infra, sample_key, proof (optional)."""

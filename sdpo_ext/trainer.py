@@ -15,6 +15,7 @@ PPOTrainerSync (plain verl configs are untouched).
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 
 import ray
@@ -71,6 +72,25 @@ class SDPOTrainer(PPOTrainerSync):
                 run_id=f"{config.trainer.experiment_name}-{uuid.uuid4().hex[:8]}",
                 seed=int(config.data.get("seed", None) or 0),
             )
+
+    # ------------------------------------------------------------------ checkpoints
+    def _save_checkpoint(self):
+        super()._save_checkpoint()
+        if self.attempt_log is not None:
+            self.attempt_log.save_run_id(os.path.join(self.config.trainer.default_local_dir, f"global_step_{self.global_steps}"))
+
+    def _load_checkpoint(self):
+        super()._load_checkpoint()
+        if self.attempt_log is None or self.global_steps == 0:
+            return
+        trainer = self.config.trainer
+        if trainer.resume_mode == "resume_path":
+            folder = trainer.resume_from_path
+        else:
+            folder = os.path.join(trainer.default_local_dir, f"global_step_{self.global_steps}")
+        if not self.attempt_log.resume_from(os.path.abspath(folder)):
+            logger.warning("checkpoint %s holds no attempt-log run id; attempts restart at 1 under run %s",
+                           folder, self.attempt_log.run_id)
 
     # ------------------------------------------------------------------ workers
     @property

@@ -107,6 +107,48 @@ def test_attempt_log_counts_per_problem_skips_infra_and_resumes(tmp_path):
     assert len(path.read_text().splitlines()) == 5
 
 
+def test_a_resumed_trainer_continues_the_attempt_counts_of_its_checkpoint(tmp_path, monkeypatch):
+    """The run id travels with each checkpoint; a new process resuming from it continues the numbering
+    (a fresh process would otherwise start at attempt 1 under a new id and flatter attempts-to-success)."""
+    from types import SimpleNamespace
+
+    from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+
+    from sdpo_ext.attempt_log import AttemptLog
+    from sdpo_ext.trainer import SDPOTrainer
+
+    monkeypatch.setattr(PPOTrainerSync, "_save_checkpoint", lambda self: None)
+    ckpt_dir, path = tmp_path / "run", tmp_path / "run" / "attempts.jsonl"
+    sample = dict(response_tokens=5, score=0.0, verdict="lean_error", infra=0.0, problem="p")
+
+    def trainer(run_id, global_steps, resume_mode="auto"):
+        t = object.__new__(SDPOTrainer)
+        t.config = SimpleNamespace(trainer=SimpleNamespace(default_local_dir=str(ckpt_dir), resume_mode=resume_mode,
+                                                           resume_from_path=str(ckpt_dir / "global_step_2")))
+        t.attempt_log = AttemptLog(str(path), method="sdpo", run_id=run_id, seed=0)
+        t.global_steps = global_steps
+        return t
+
+    first = trainer("first-aaaa", global_steps=2)
+    first.attempt_log.record(1, [sample] * 3)
+    first.attempt_log.record(2, [sample] * 3)
+    first._save_checkpoint()
+    first.attempt_log.record(3, [sample] * 3)  # judged after the checkpoint, then the process died
+
+    for mode in ("auto", "resume_path"):
+        resumed = trainer(f"second-{mode}", global_steps=0, resume_mode=mode)
+        monkeypatch.setattr(PPOTrainerSync, "_load_checkpoint", lambda self: setattr(self, "global_steps", 2))
+        resumed._load_checkpoint()
+        assert resumed.attempt_log.run_id == "first-aaaa"
+        assert resumed.attempt_log.record(3, [sample])[0]["attempt"] == 10
+        path.write_text("".join(line + "\n" for line in path.read_text().splitlines()[:9]))  # undo for the next mode
+
+    fresh = trainer("fresh-bbbb", global_steps=0)
+    monkeypatch.setattr(PPOTrainerSync, "_load_checkpoint", lambda self: None)
+    fresh._load_checkpoint()
+    assert fresh.attempt_log.run_id == "fresh-bbbb" and fresh.attempt_log.record(1, [sample])[0]["attempt"] == 1
+
+
 def test_ttrl_dataset_selects_one_theorem_by_name(tmp_path, smollm2_tokenizer):
     from omegaconf import OmegaConf
 
