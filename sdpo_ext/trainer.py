@@ -74,20 +74,21 @@ class SDPOTrainer(PPOTrainerSync):
             )
 
     # ------------------------------------------------------------------ checkpoints
+    def _step_folder(self) -> str:
+        """verl's checkpoint folder for the current step under trainer.default_local_dir."""
+        return os.path.join(self.config.trainer.default_local_dir, f"global_step_{self.global_steps}")
+
     def _save_checkpoint(self):
         super()._save_checkpoint()
         if self.attempt_log is not None:
-            self.attempt_log.save_run_id(os.path.join(self.config.trainer.default_local_dir, f"global_step_{self.global_steps}"))
+            self.attempt_log.save_run_id(self._step_folder())
 
     def _load_checkpoint(self):
         super()._load_checkpoint()
         if self.attempt_log is None or self.global_steps == 0:
             return
         trainer = self.config.trainer
-        if trainer.resume_mode == "resume_path":
-            folder = trainer.resume_from_path
-        else:
-            folder = os.path.join(trainer.default_local_dir, f"global_step_{self.global_steps}")
+        folder = trainer.resume_from_path if trainer.resume_mode == "resume_path" else self._step_folder()
         if not self.attempt_log.resume_from(os.path.abspath(folder)):
             logger.warning("checkpoint %s holds no attempt-log run id; attempts restart at 1 under run %s",
                            folder, self.attempt_log.run_id)
