@@ -63,7 +63,7 @@ def summarise(runs: Path) -> dict:
     return summary
 
 
-def plot(summary: dict, png: Path) -> None:
+def plot(summary: dict, png: Path, setting: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -86,7 +86,8 @@ def plot(summary: dict, png: Path) -> None:
         ax.set_ylabel("mean reward of the step's samples")
         ax.grid(alpha=0.3)
         ax.legend()
-    fig.suptitle("SmolLM2-135M-Instruct, addition task with feedback (1x H200, same data seed; SDPO 15 steps, GRPO 8)")
+    steps = ", ".join(f"{a.upper()} {s['steps']} steps" for a, s in summary.items() if isinstance(s, dict) and "steps" in s)
+    fig.suptitle(f"SmolLM2-135M-Instruct, addition task with feedback\n({setting}; {steps})", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=120)
 
@@ -95,15 +96,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, default=Path("bench/results/demo"))
     parser.add_argument("--out", type=Path, default=Path("bench/results/demo_sdpo_vs_grpo"))
+    parser.add_argument("--command", required=True, help="the exact command that produced the runs (kept in the JSON)")
+    parser.add_argument("--setting", default="1x H200, same data seed", help="hardware and conditions, for the title")
     args = parser.parse_args()
     summary = summarise(args.runs)
-    summary["command"] = {
-        "sdpo": "STEPS=15 ALGOS=sdpo bash bench/run_demo.sh   (python -m verl.trainer.main_ppo +recipe=sdpo_demo trainer.total_training_steps=15)",
-        "grpo": "STEPS=8 ALGOS=grpo bash bench/run_demo.sh    (python -m verl.trainer.main_ppo +recipe=grpo_demo trainer.total_training_steps=8)",
-        "device": "1x NVIDIA H200, verl 0.9.1, vLLM 0.24.0 (eager), 16 prompts x 8 rollouts per step",
-    }
+    summary["command"] = args.command
+    summary["setting"] = args.setting
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=2))
-    plot(summary, args.out.with_suffix(".png"))
+    plot(summary, args.out.with_suffix(".png"), args.setting)
     print(json.dumps({k: v for k, v in summary.items() if k != "command"}, indent=1)[:3000])
 
 
