@@ -228,3 +228,20 @@ def test_free_form_sections_accept_new_keys():
         ("+actor_rollout_ref.model.override_config.attn_implementation=sdpa", "+reward.custom_reward_function.reward_kwargs.url=http://x"),
     )
     check_config_keys(cfg)
+
+
+@pytest.mark.parametrize("algorithm", ["sdpo", "grpo"])
+def test_shared_gpu_overrides_of_the_bench_runners_compose_into_the_vllm_engine_kwargs(algorithm):
+    """bench/share_gpu.sh's overrides (CONCURRENT=1) reach the keys verl hands to vLLM, past the key check."""
+    import subprocess
+
+    from verl.utils.config import omega_conf_to_dataclass
+
+    root = Path(__file__).resolve().parents[2]
+    listed = subprocess.run(["bash", "-c", '. bench/share_gpu.sh && printf "%s\\n" "${SHARE_GPU_OVERRIDES[@]}"'],
+                            cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    cfg = compose_recipe(f"{algorithm}_demo", tuple(listed))
+    check_config_keys(cfg)
+    rollout = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
+    assert rollout.gpu_memory_utilization == pytest.approx(0.1)
+    assert int(rollout.engine_kwargs["vllm"]["kv_cache_memory_bytes"]) == 4_000_000_000
