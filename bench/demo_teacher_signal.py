@@ -1,0 +1,100 @@
+"""Does the demo's SDPO teacher know more than its student? A CPU diagnostic for the flat SDPO demo curve.
+
+    python -m sdpo_data.demo model --out-dir /tmp/smollm2
+    python bench/demo_teacher_signal.py --model /tmp/smollm2 --prompts 32 --out bench/results/demo_teacher_signal.json
+
+For each addition prompt it samples n answers from the base model (the recipe's sampling: T 1.0, top-p 1), judges
+them with `reward.demo.judge`, and builds each failed answer's teacher context with the trainer's own code
+(`select_teacher_signals`, `build_teacher_messages`, default `RepromptConfig`). For every failed answer it then
+measures, under the student (plain prompt) and under the teacher (same weights, teacher context):
+  - log p(correct answer) = sum of the log-probs of the tokens of the correct number as the whole response;
+  - log p(failed answer)  = the same for the failed response itself (the tokens SDPO trains on).
+A useful teacher raises the first and lowers the second. Reported per signal kind (feedback only / demonstration).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
+from statistics import mean
+
+import torch
+
+from reward.demo import judge
+from sdpo_data.demo import PROMPT
+from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
+
+
+def response_logprob(model, prompt_ids: list[int], response_ids: list[int]) -> float:
+    """sum_t log p(response_t | prompt, response_<t) under `model`."""
+    ids = torch.tensor([prompt_ids + response_ids])
+    with torch.no_grad():
+        logits = model(ids).logits[0, len(prompt_ids) - 1:-1].float()
+    return logits.log_softmax(-1).gather(-1, torch.tensor(response_ids)[:, None]).sum().item()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="HF folder of SmolLM2-135M-Instruct (sdpo_data.demo model)")
+    parser.add_argument("--prompts", type=int, default=32)
+    parser.add_argument("--n", type=int, default=8, help="samples per prompt (the demo recipe's rollout.n)")
+    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+
+    from tqdm.auto import tqdm
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(args.seed)
+    rng = random.Random(args.seed)
+    tok = AutoTokenizer.from_pretrained(args.model)
+    model = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=torch.float32).eval()
+    cfg = RepromptConfig()
+    rows: dict[str, list[dict]] = defaultdict(list)
+    solved = 0
+    for p in tqdm(range(args.prompts), desc="prompts"):
+        a, b = rng.randint(1, 30), rng.randint(1, 30)
+        messages = [{"role": "user", "content": PROMPT.format(a=a, b=b)}]
+        prompt_ids = render_prompt_ids(tok, messages)
+        with torch.no_grad():
+            out = model.generate(torch.tensor([prompt_ids] * args.n), do_sample=True, temperature=1.0, top_p=1.0,
+                                 max_new_tokens=args.max_new_tokens, pad_token_id=tok.eos_token_id)
+        responses = [tok.decode(o[len(prompt_ids):], skip_special_tokens=True) for o in out]
+        verdicts = [judge(r, a + b) for r in responses]
+        solved += sum(v["score"] >= 1.0 for v in verdicts)
+        signals = select_teacher_signals([p] * args.n, [v["score"] for v in verdicts], responses,
+                                         [v["feedback"] for v in verdicts], [False] * args.n, cfg)
+        correct_ids = tok(str(a + b), add_special_tokens=False)["input_ids"]
+        for response, verdict, signal in zip(responses, verdicts, signals):
+            if verdict["score"] >= 1.0 or not signal.active:
+                continue
+            failed_ids = tok(response, add_special_tokens=False)["input_ids"]
+            teacher_ids = render_prompt_ids(tok, build_teacher_messages(messages, signal, cfg))
+            kind = "demonstration" if signal.demonstration is not None else "feedback"
+            rows[kind].append({
+                "correct_student": response_logprob(model, prompt_ids, correct_ids),
+                "correct_teacher": response_logprob(model, teacher_ids, correct_ids),
+                "failed_student": response_logprob(model, prompt_ids, failed_ids),
+                "failed_teacher": response_logprob(model, teacher_ids, failed_ids),
+            })
+    summary = {"model": args.model, "prompts": args.prompts, "n": args.n, "seed": args.seed,
+               "sample_accuracy": round(solved / (args.prompts * args.n), 4), "by_signal": {}}
+    for kind, rs in rows.items():
+        summary["by_signal"][kind] = {
+            "failed_samples": len(rs),
+            "mean_logp_correct_student": round(mean(r["correct_student"] for r in rs), 3),
+            "mean_logp_correct_teacher": round(mean(r["correct_teacher"] for r in rs), 3),
+            "fraction_teacher_raises_correct": round(mean(r["correct_teacher"] > r["correct_student"] for r in rs), 3),
+            "mean_logp_failed_student": round(mean(r["failed_student"] for r in rs), 3),
+            "mean_logp_failed_teacher": round(mean(r["failed_teacher"] for r in rs), 3),
+            "fraction_teacher_lowers_failed": round(mean(r["failed_teacher"] < r["failed_student"] for r in rs), 3),
+        }
+    args.out.write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
