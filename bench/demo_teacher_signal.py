@@ -3,7 +3,7 @@
     python -m sdpo_data.demo model --out-dir /tmp/smollm2
     python bench/demo_teacher_signal.py --model /tmp/smollm2 --prompts 32 --out bench/results/demo_teacher_signal.json
 
-For each addition prompt it samples n answers from the base model (the recipe's sampling: T 1.0, top-p 1), judges
+For each addition prompt (the demo's training rows, `sdpo_data.demo.addition_rows`) it samples n answers from the base model (the recipe's sampling: T 1.0, top-p 1), judges
 them with `reward.demo.judge`, and builds each failed answer's teacher context with the trainer's own code
 (`select_teacher_signals`, `build_teacher_messages`, default `RepromptConfig`). For every failed answer it then
 measures, under the student (plain prompt) and under the teacher (same weights, teacher context):
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
@@ -23,7 +22,8 @@ from statistics import mean
 import torch
 
 from reward.demo import judge
-from sdpo_data.demo import PROMPT
+from sdpo_data.demo import addition_rows
+from sdpo_ext.loss import gather_logp
 from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
 
 
@@ -31,8 +31,8 @@ def response_logprob(model, prompt_ids: list[int], response_ids: list[int]) -> f
     """sum_t log p(response_t | prompt, response_<t) under `model`."""
     ids = torch.tensor([prompt_ids + response_ids])
     with torch.no_grad():
-        logits = model(ids).logits[0, len(prompt_ids) - 1:-1].float()
-    return logits.log_softmax(-1).gather(-1, torch.tensor(response_ids)[:, None]).sum().item()
+        logits = model(ids).logits[0, len(prompt_ids) - 1:-1]
+    return gather_logp(logits, torch.tensor(response_ids)[:, None]).sum().item()
 
 
 def main() -> None:
@@ -49,25 +49,23 @@ def main() -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.manual_seed(args.seed)
-    rng = random.Random(args.seed)
     tok = AutoTokenizer.from_pretrained(args.model)
     model = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=torch.float32).eval()
     cfg = RepromptConfig()
     rows: dict[str, list[dict]] = defaultdict(list)
     solved = 0
-    for p in tqdm(range(args.prompts), desc="prompts"):
-        a, b = rng.randint(1, 30), rng.randint(1, 30)
-        messages = [{"role": "user", "content": PROMPT.format(a=a, b=b)}]
+    for p, row in enumerate(tqdm(addition_rows(args.prompts, args.seed, "train"), desc="prompts")):
+        messages, target = row["prompt"], int(row["reward_model"]["ground_truth"])
         prompt_ids = render_prompt_ids(tok, messages)
         with torch.no_grad():
             out = model.generate(torch.tensor([prompt_ids] * args.n), do_sample=True, temperature=1.0, top_p=1.0,
                                  max_new_tokens=args.max_new_tokens, pad_token_id=tok.eos_token_id)
         responses = [tok.decode(o[len(prompt_ids):], skip_special_tokens=True) for o in out]
-        verdicts = [judge(r, a + b) for r in responses]
+        verdicts = [judge(r, target) for r in responses]
         solved += sum(v["score"] >= 1.0 for v in verdicts)
         signals = select_teacher_signals([p] * args.n, [v["score"] for v in verdicts], responses,
                                          [v["feedback"] for v in verdicts], [False] * args.n, cfg)
-        correct_ids = tok(str(a + b), add_special_tokens=False)["input_ids"]
+        correct_ids = tok(str(target), add_special_tokens=False)["input_ids"]
         for response, verdict, signal in zip(responses, verdicts, signals):
             if verdict["score"] >= 1.0 or not signal.active:
                 continue

@@ -12,8 +12,7 @@ export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDP
 export SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs}
 [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" 2>&1 | tail -2
 python3 -m sdpo_data.demo data --out-dir "$SDPO_DEMO_DATA_DIR" | tail -2
-CONCURRENT=${CONCURRENT:-0}; share=()
-if [ "$CONCURRENT" = 1 ]; then . "$(dirname "$0")/share_gpu.sh"; share=("${SHARE_GPU_OVERRIDES[@]}"); fi
+. "$(dirname "$0")/share_gpu.sh"  # sets CONCURRENT and, when it is 1, the shared-GPU overrides `share`
 
 run_one() {  # one algorithm's run, its wall time and its flat result files in $OUT
   local algo=$1; shift

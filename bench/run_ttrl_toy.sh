@@ -11,8 +11,7 @@ export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_TOY_DATA_DIR=${SDPO
 RUNS=${RUNS:-/tmp/ttrl_toy}
 [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" 2>&1 | tail -1
 python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
-CONCURRENT=${CONCURRENT:-0}; share=()
-if [ "$CONCURRENT" = 1 ]; then . "$(dirname "$0")/share_gpu.sh"; share=("${SHARE_GPU_OVERRIDES[@]}"); fi
+. "$(dirname "$0")/share_gpu.sh"  # sets CONCURRENT and, when it is 1, the shared-GPU overrides `share`
 sweep() {  # one discovery sweep over the given methods and problems
   local start; start=$(date +%s)
   timeout "$RUN_TIMEOUT" python3 -m sdpo_eval.discovery run --recipe sdpo_toy_lean --problems "$2" --budget "$BUDGET" \
