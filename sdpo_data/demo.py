@@ -23,12 +23,15 @@ def addition_rows(n: int, seed: int, split: str) -> list[dict]:
             "prompt": [{"role": "user", "content": PROMPT.format(a=a, b=b)}],
             "ability": "arithmetic",
             "reward_model": {"style": "rule", "ground_truth": str(a + b)},
-            "extra_info": {"name": f"add_{split}_{index}", "split": split, "index": index},
+            "extra_info": {"name": f"add_{split}_{index}", "split": split, "index": index, "operands": [a, b]},
         })
     return rows
 
 
-def write_data(out_dir: Path, n_train: int = 1024, n_test: int = 64, seed: int = 0) -> list[Path]:
+N_TRAIN, N_TEST = 1024, 128  # prompts per split; the test split is the demo's validation set
+
+
+def write_data(out_dir: Path, n_train: int = N_TRAIN, n_test: int = N_TEST, seed: int = 0) -> list[Path]:
     import pandas as pd
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -51,17 +54,41 @@ def smollm2_gguf() -> Path:
     return files[0]
 
 
+# SmolLM2-Instruct's own special tokens (HuggingFaceTB/SmolLM2-135M-Instruct): the chat template ends every turn
+# with <|im_end|>, which is therefore both its end-of-sequence and its padding token. The GGUF's metadata names
+# <|im_start|> (id 1) as eos and no pad token, so a converted tokenizer disagrees with the chat template.
+END_OF_TURN = "<|im_end|>"
+START_OF_TURN = "<|im_start|>"
+
+
+def align_special_tokens(tokenizer, model) -> None:
+    """Make tokenizer, model config and generation config agree with the chat template: eos = pad = <|im_end|>,
+    bos = <|im_start|>."""
+    tokenizer.eos_token = END_OF_TURN
+    tokenizer.pad_token = END_OF_TURN
+    tokenizer.bos_token = START_OF_TURN
+    ids = {"eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id,
+           "bos_token_id": tokenizer.bos_token_id}
+    for config in (model.config, model.generation_config):
+        for name, value in ids.items():
+            setattr(config, name, value)
+
+
 def export_smollm2(out_dir: Path) -> Path:
-    """Convert the packaged GGUF to a regular HF folder (bf16 safetensors + tokenizer with chat template)."""
+    """Convert the packaged GGUF to a regular HF folder (bf16 safetensors + tokenizer with chat template), with
+    the special tokens of the original model (``align_special_tokens``)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf = smollm2_gguf()
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    align_special_tokens(tokenizer, model)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+    for path in out_dir.iterdir():  # safetensors writes its file 0600; the folder is for any user of the machine
+        path.chmod(0o644)
     return out_dir
 
 
@@ -70,8 +97,8 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     data = sub.add_parser("data")
     data.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_demo").expanduser())
-    data.add_argument("--n-train", type=int, default=1024)
-    data.add_argument("--n-test", type=int, default=64)
+    data.add_argument("--n-train", type=int, default=N_TRAIN)
+    data.add_argument("--n-test", type=int, default=N_TEST)
     model = sub.add_parser("model")
     model.add_argument("--out-dir", type=Path, default=Path("~/models/smollm2-135m").expanduser())
     args = parser.parse_args()

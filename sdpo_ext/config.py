@@ -12,6 +12,8 @@ from typing import Any, Optional
 from verl.base_config import BaseConfig
 from verl.workers.config import FSDPActorConfig
 
+from sdpo_ext.loss import TOKEN_WEIGHTINGS
+from sdpo_ext.routing import VARIANTS
 from sdpo_ext.teacher import TEACHER_MODES
 
 DISTILLATION_MODES = ("topk", "full", "token")
@@ -49,6 +51,15 @@ class SDPOConfig(BaseConfig):
     alpha: 0 forward KL(T‖S), 1 reverse KL(S‖T), in between generalized JSD.
     is_clip: clip of the detached importance weight exp(logp − logp_old) (None: no clip).
     grpo_weight: λ of the paper's hybrid (eq. 3) as a loss blend λ·L_GRPO + (1−λ)·L_SDPO (0: pure SDPO).
+    variant: which samples are distilled and with what weight (`sdpo_ext.routing`): "sdpo" (the paper),
+      "sc_sdpo" (pass-rate weights, arXiv 2605.27765), "srpo" (correct samples -> PPO-clip on their GRPO advantage,
+      failed samples -> distillation; arXiv 2604.02288).
+    token_weighting: per-token weight of the distillation loss from the teacher's entropy H_T and the student's H_S
+      (`loss.token_weights`): "none" (the paper), "confident" (only where H_T <= H_S: the teacher is at least as sure
+      as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T), β = `entropy_weight_beta`).
+    entropy_weight_beta: β of token_weighting=entropy (SRPO's default 1.0).
+    teacher_temperature: the teacher's logits are divided by it before its log-softmax (1.0: the paper). Departure
+      when != 1: a value < 1 sharpens a teacher that is flatter than its student.
     reprompt: `sdpo_ext.reprompt.RepromptConfig` (teacher-context construction, used on the driver).
     """
 
@@ -58,6 +69,10 @@ class SDPOConfig(BaseConfig):
     alpha: float = 0.5
     is_clip: Optional[float] = 2.0
     grpo_weight: float = 0.0
+    variant: str = "sdpo"
+    token_weighting: str = "none"
+    entropy_weight_beta: float = 1.0
+    teacher_temperature: float = 1.0
     teacher: SDPOTeacherConfig = field(default_factory=SDPOTeacherConfig)
     reprompt: Any = None
 
@@ -72,6 +87,16 @@ class SDPOConfig(BaseConfig):
             raise ValueError(f"sdpo.topk must be >= 1, got {self.topk}")
         if not 0.0 <= self.grpo_weight <= 1.0:
             raise ValueError(f"sdpo.grpo_weight must be in [0, 1], got {self.grpo_weight}")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"sdpo.variant must be one of {VARIANTS}, got {self.variant!r}")
+        if self.variant == "srpo" and self.grpo_weight > 0:
+            raise ValueError("sdpo.variant=srpo routes correct samples to the PPO-clip term itself: set sdpo.grpo_weight=0")
+        if self.token_weighting not in TOKEN_WEIGHTINGS:
+            raise ValueError(f"sdpo.token_weighting must be one of {TOKEN_WEIGHTINGS}, got {self.token_weighting!r}")
+        if not self.entropy_weight_beta >= 0:
+            raise ValueError(f"sdpo.entropy_weight_beta must be >= 0, got {self.entropy_weight_beta}")
+        if not self.teacher_temperature > 0:
+            raise ValueError(f"sdpo.teacher_temperature must be > 0, got {self.teacher_temperature}")
         if self.reprompt is None:
             from sdpo_ext.reprompt import RepromptConfig
 
@@ -85,7 +110,12 @@ class SDPOConfig(BaseConfig):
         of the logit rows, so it should not see that write; the kernel is still switched off in this one case as
         a precaution (not checked on a GPU with flash-attn). Pure SDPO and the token variant keep verl's fast
         kernel: only one gradient path touches the logits there."""
-        return self.distillation_mode != "token" and self.grpo_weight > 0.0
+        return self.distillation_mode != "token" and self.uses_policy_gradient
+
+    @property
+    def uses_policy_gradient(self) -> bool:
+        """Whether verl's PPO-clip term is part of the loss (the hybrid blend or SRPO's correct samples)."""
+        return self.grpo_weight > 0.0 or self.variant == "srpo"
 
 
 @dataclass

@@ -151,6 +151,18 @@ def full_log_softmax(logits: torch.Tensor, temperature: float = 1.0, chunk_rows:
     return torch.cat(parts, dim=0) if len(parts) != 1 else parts[0]
 
 
+@torch.no_grad()
+def entropy(logits: torch.Tensor, chunk_rows: int | None = None) -> torch.Tensor:
+    """[N, V] -> [N] fp32: H = −Σ_v p_v log p_v of softmax(logits), ``chunk_rows`` rows at a time, no gradient."""
+    _check_logits("logits", logits)
+    step = chunk_rows or max(1, logits.shape[0])
+    out = torch.empty(logits.shape[0], dtype=torch.float32, device=logits.device)
+    for start in range(0, logits.shape[0], step):
+        logp = torch.log_softmax(logits[start:start + step].float(), dim=-1)
+        out[start:start + step] = -(logp.exp() * logp).sum(-1)
+    return out
+
+
 def student_topk(student_logits: torch.Tensor, k: int, temperature: float = 1.0, chunk_rows: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """[N, V] -> (log-probs [N, k] fp32, ids [N, k]): the student's k most likely tokens and their
     true log-probabilities log_softmax(logits / T) (normalised over the full vocabulary)."""
@@ -347,3 +359,56 @@ def hybrid_advantage(grpo_advantage: torch.Tensor, sdpo_advantage: torch.Tensor,
             raise ValueError(f"clip must be > 0 or None, got {clip}")
         out = out.clamp(-float(clip), float(clip))
     return out
+
+
+def pass_rate_weights(pass_rate: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """SC-SDPO (arXiv 2605.27765) per-sample weight, [B] -> [B]:
+    w_i = sqrt(p̂_i (1 − p̂_i)) / mean_{j valid} sqrt(p̂_j (1 − p̂_j)), p̂_i the pass rate of sample i's group;
+    0 where not ``valid``. The batch mean in the denominator is the batch-adaptive normalisation (the mean weight
+    over valid samples is 1, so the loss keeps SDPO's scale); a batch where every valid p̂ is 0 or 1 gets all 0."""
+    if pass_rate.shape != valid.shape or pass_rate.dim() != 1:
+        raise ValueError(f"pass_rate and valid must both be [B], got {tuple(pass_rate.shape)} and {tuple(valid.shape)}")
+    p = _as_float(pass_rate)
+    if bool(((p < 0) | (p > 1)).any()):
+        raise ValueError("pass rates must lie in [0, 1]")
+    mask = valid.bool()
+    raw = torch.where(mask, torch.sqrt(p * (1.0 - p)), torch.zeros_like(p))
+    mean = raw.sum() / mask.sum().clamp_min(1)
+    return raw / mean if float(mean) > 0 else torch.zeros_like(raw)
+
+
+TOKEN_WEIGHTINGS = ("none", "confident", "entropy")
+
+
+def token_weights(
+    teacher_entropy: torch.Tensor,
+    student_entropy: torch.Tensor,
+    mode: str,
+    mask: torch.Tensor,
+    beta: float = 1.0,
+) -> torch.Tensor:
+    """Per-token weight of the distillation loss from the teacher's entropy H_T and the student's H_S, [B, T] each
+    (detached, 0 outside ``mask``):
+
+    none: w = 1 (the paper);
+    confident: w = 1[H_T ≤ H_S], distil only where the teacher is at least as sure as the student. Departure (ours):
+      on a small model a longer teacher context flattens the teacher, and distilling toward a flatter target raises
+      the student's entropy; this keeps the positions where the context made the teacher surer;
+    entropy: w = exp(−β·H_T), SRPO's entropy-aware weight (arXiv 2604.02288, β = 1): high-entropy, unreliable teacher
+      targets are suppressed, confident ones kept.
+    """
+    if mode not in TOKEN_WEIGHTINGS:
+        raise ValueError(f"token weighting must be one of {TOKEN_WEIGHTINGS}, got {mode!r}")
+    if not teacher_entropy.shape == student_entropy.shape == mask.shape:
+        raise ValueError(f"entropies and mask must share a shape, got {tuple(teacher_entropy.shape)}, "
+                         f"{tuple(student_entropy.shape)}, {tuple(mask.shape)}")
+    h_t, h_s = _as_float(teacher_entropy.detach()), _as_float(student_entropy.detach())
+    if mode == "none":
+        w = torch.ones_like(h_t)
+    elif mode == "confident":
+        w = (h_t <= h_s).to(h_t.dtype)
+    else:
+        if not float(beta) >= 0.0:
+            raise ValueError(f"beta must be >= 0, got {beta}")
+        w = torch.exp(-float(beta) * h_t)
+    return torch.where(mask.bool(), w, torch.zeros_like(w))

@@ -34,6 +34,7 @@ from sdpo_ext.alignment import jagged
 from sdpo_ext.attempt_log import AttemptLog
 from sdpo_ext.recipe_check import check_config_keys
 from sdpo_ext.reprompt import build_teacher_batch
+from sdpo_ext.routing import sample_weights
 from sdpo_ext.sdpo_checks import sdpo_setting_errors
 
 logger = logging.getLogger(__name__)
@@ -205,6 +206,12 @@ class SDPOTrainer(PPOTrainerSync):
             chat_template_kwargs=dict(self.config.data.get("apply_chat_template_kwargs", {}) or {}),
         )
         metrics.update(teacher.metrics)
+        weights = sample_weights(cfg.variant, _as_list(data["uid"]), [s.success for s in teacher.signals], infra)
+        # a sample whose distillation weight is 0 (SRPO's correct samples, SC-SDPO's solved or unsolved groups)
+        # needs no teacher forward
+        mask = [active and w > 0 for active, w in zip(teacher.mask, weights.distill)]
+        metrics["sdpo_lean/distilled_sample_fraction"] = sum(mask) / max(1, len(mask))
+        metrics["sdpo_lean/policy_gradient_sample_fraction"] = sum(w > 0 for w in weights.policy_gradient) / max(1, len(mask))
         prompts = list(data["prompts"].unbind())
         rows = [
             torch.tensor(ids, dtype=torch.int64) if ids is not None else prompt  # masked: placeholder, never used
@@ -212,7 +219,9 @@ class SDPOTrainer(PPOTrainerSync):
         ]
         return {
             "teacher_prompt_ids": jagged(rows),
-            "sdpo_mask": torch.tensor(teacher.mask, dtype=torch.float32),
+            "sdpo_mask": torch.tensor(mask, dtype=torch.float32),
+            "sdpo_distill_weight": torch.tensor(weights.distill, dtype=torch.float32),
+            "sdpo_pg_weight": torch.tensor(weights.policy_gradient, dtype=torch.float32),
         }
 
     def _update_actor(self, batch, metrics: dict):

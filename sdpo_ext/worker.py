@@ -26,6 +26,7 @@ from verl.single_controller.base.decorator import Dispatch, register
 from verl.utils import tensordict_utils as tu
 from verl.utils.metric import AggregationType, Metric
 from verl.workers.engine_workers import ActorRolloutRefWorker
+from verl.trainer.ppo.core_algos import get_policy_loss_fn
 from verl.workers.utils.losses import ppo_loss
 from verl.workers.utils.padding import no_padding_2_padding
 
@@ -35,17 +36,21 @@ from sdpo_ext.loss import (
     aggregate_loss,
     distillation_loss_matrix,
     divergence,
+    entropy,
     full_log_softmax,
     gather_logp,
     importance_weights,
     sampled_token_loss_matrix,
     student_topk,
+    token_weights,
 )
 from sdpo_ext.teacher import ema_update_, trust_region_logits
 
 logger = logging.getLogger(__name__)
 
 TEACHER_STATE_DIR = "sdpo_teacher"
+# rows per fp32 softmax block when measuring entropies (bounds the extra memory to ENTROPY_CHUNK_ROWS x vocab)
+ENTROPY_CHUNK_ROWS = 256
 
 
 def _lengths(nested: torch.Tensor) -> torch.Tensor:
@@ -86,7 +91,7 @@ class SDPOLoss:
         self.config = config
         self.sdpo = config.sdpo
         # the hybrid's GRPO term: verl's ppo_loss with the vanilla policy loss (loss_mode=sdpo is only a guard)
-        self.grpo_config = _with_vanilla_policy_loss(config) if config.sdpo.grpo_weight > 0 else None
+        self.grpo_config = _with_vanilla_policy_loss(config) if config.sdpo.uses_policy_gradient else None
         self.teacher_logits = teacher_logits
         self._teacher_seconds = 0.0
 
@@ -105,18 +110,28 @@ class SDPOLoss:
         active = data["sdpo_mask"].to(torch.bool).cpu()
         sample_of_row = torch.repeat_interleave(torch.arange(len(response_lens)), response_lens.cpu())
         keep = active[sample_of_row].to(logits.device)
-        div_rows = torch.zeros(nnz, dtype=torch.float32, device=logits.device)
-        teacher_token_rows = torch.zeros(nnz, dtype=torch.float32, device=logits.device)
+        zeros = lambda: torch.zeros(nnz, dtype=torch.float32, device=logits.device)  # noqa: E731
+        div_rows, teacher_token_rows, teacher_entropy_rows, student_entropy_rows = zeros(), zeros(), zeros(), zeros()
         self._teacher_seconds = 0.0
         if bool(active.any()):
             labels = torch.cat([r for r, a in zip(responses.unbind(), active.tolist()) if a]).to(logits.device)
             start = _synchronized_clock()
             teacher = self.teacher_logits(data, active)
             self._teacher_seconds = _synchronized_clock() - start
-            div, teacher_token = self._divergence(logits[rows[keep]], teacher, labels)
+            if self.sdpo.teacher_temperature != 1.0:
+                teacher = teacher / self.sdpo.teacher_temperature
+            student = logits[rows[keep]]
+            div, teacher_token = self._divergence(student, teacher, labels)
             div_rows = div_rows.index_put((rows[keep],), div.float())
             teacher_token_rows[rows[keep]] = teacher_token.float()
-        return {"sdpo_divergence": div_rows.unsqueeze(0), "sdpo_teacher_token_logp": teacher_token_rows.unsqueeze(0)}
+            teacher_entropy_rows[rows[keep]] = entropy(teacher, ENTROPY_CHUNK_ROWS)
+            student_entropy_rows[rows[keep]] = entropy(student, ENTROPY_CHUNK_ROWS)
+        return {
+            "sdpo_divergence": div_rows.unsqueeze(0),
+            "sdpo_teacher_token_logp": teacher_token_rows.unsqueeze(0),
+            "sdpo_teacher_entropy": teacher_entropy_rows.unsqueeze(0),
+            "sdpo_student_entropy": student_entropy_rows.unsqueeze(0),
+        }
 
     def _divergence(self, student: torch.Tensor, teacher: torch.Tensor, labels: torch.Tensor):
         """(per-row divergence, teacher log-prob of the sampled token) on the chosen support."""
@@ -138,11 +153,19 @@ class SDPOLoss:
         cfg = self.config
         log_prob = no_padding_2_padding(model_output["log_probs"], data)
         fields = ["response_mask", "old_log_probs"] + (["rollout_is_weights"] if "rollout_is_weights" in data else [])
+        if self.sdpo.variant == "srpo":
+            fields.append("advantages")
         padded = data.select(*fields).to_padded_tensor()
         response_mask = padded["response_mask"].to(log_prob.dtype)
-        weights = importance_weights(log_prob, padded["old_log_probs"], self.sdpo.is_clip, padded.get("rollout_is_weights"))
+        is_weights = importance_weights(log_prob, padded["old_log_probs"], self.sdpo.is_clip, padded.get("rollout_is_weights"))
         sample_mask = data["sdpo_mask"].to(log_prob.device)
+        distill_weight = data["sdpo_distill_weight"].to(log_prob.device, torch.float32)
         teacher_token = no_padding_2_padding(model_output["sdpo_teacher_token_logp"], data)
+        teacher_entropy = no_padding_2_padding(model_output["sdpo_teacher_entropy"], data)
+        student_entropy = no_padding_2_padding(model_output["sdpo_student_entropy"], data)
+        token_weight = token_weights(teacher_entropy, student_entropy, self.sdpo.token_weighting,
+                                     response_mask * sample_mask[:, None], self.sdpo.entropy_weight_beta)
+        weights = is_weights * token_weight * distill_weight[:, None]
         if self.sdpo.distillation_mode == "token":
             loss_mat = sampled_token_loss_matrix(log_prob, teacher_token, weights, sample_mask)
         else:
@@ -158,28 +181,69 @@ class SDPOLoss:
         sdpo_loss = aggregate_loss(loss_mat, response_mask, cfg.loss_agg_mode, **global_info)
         summed = global_info["dp_size"] > 1 or any(v is not None for k, v in global_info.items() if k != "dp_size")
         aggregation = AggregationType.SUM if summed else AggregationType.MEAN
-
-        active_tokens = response_mask * sample_mask.unsqueeze(-1)
-        n_active = active_tokens.sum().clamp_min(1.0)
-        metrics = {
-            "sdpo/loss": Metric(value=sdpo_loss, aggregation=aggregation),
-            "sdpo/teacher_minus_student_token_logp": ((teacher_token - log_prob.detach()) * active_tokens).sum().item()
-            / n_active.item(),
-            "sdpo/is_weight_mean": (weights * response_mask).sum().item() / response_mask.sum().clamp_min(1.0).item(),
-            "sdpo/active_sample_fraction": sample_mask.float().mean().item(),
-            # wall time of the teacher forward in this micro-batch, summed over micro-batches
-            "timing_s/sdpo_teacher_forward": Metric(value=self._teacher_seconds, aggregation=AggregationType.SUM),
-        }
+        metrics = self._metrics(log_prob, teacher_token, teacher_entropy, student_entropy, token_weight, is_weights,
+                                response_mask, sample_mask, distill_weight)
+        metrics["sdpo/loss"] = Metric(value=sdpo_loss, aggregation=aggregation)
         if self.sdpo.distillation_mode != "token":
-            metrics["sdpo/divergence_mean"] = (divergence_mat * active_tokens).sum().item() / n_active.item()
+            active_tokens = response_mask * sample_mask.unsqueeze(-1)
+            metrics["sdpo/divergence_mean"] = _masked_mean(divergence_mat, active_tokens)
 
         total = sdpo_loss
         if self.sdpo.grpo_weight > 0:
             grpo_loss, grpo_metrics = ppo_loss(self.grpo_config, model_output, data, dp_group)
             total = self.sdpo.grpo_weight * grpo_loss + (1.0 - self.sdpo.grpo_weight) * sdpo_loss
             metrics.update(grpo_metrics)
+        elif self.sdpo.variant == "srpo":
+            pg_weight = data["sdpo_pg_weight"].to(log_prob.device, torch.float32)
+            pg_loss, pg_metrics = self._routed_policy_gradient(log_prob, padded, pg_weight, global_info)
+            total = pg_loss + sdpo_loss
+            metrics.update(Metric.from_dict(pg_metrics, aggregation=AggregationType.MEAN))
+            metrics["sdpo/pg_loss"] = Metric(value=pg_loss, aggregation=aggregation)
         metrics["actor/pg_loss"] = Metric(value=total, aggregation=aggregation)
         return total, metrics
+
+    def _routed_policy_gradient(self, log_prob, padded, pg_weight: torch.Tensor, global_info: dict):
+        """SRPO's term for correct samples: verl's vanilla PPO-clip loss on the GRPO advantages times the per-sample
+        routing weight (0 for failed and infra samples, which still count in the normaliser)."""
+        self.grpo_config.global_batch_info.update(global_info)
+        return get_policy_loss_fn("vanilla")(
+            old_log_prob=padded["old_log_probs"],
+            log_prob=log_prob,
+            advantages=padded["advantages"] * pg_weight[:, None],
+            response_mask=padded["response_mask"].to(torch.bool),
+            loss_agg_mode=self.config.loss_agg_mode,
+            config=self.grpo_config,
+            rollout_is_weights=padded.get("rollout_is_weights"),
+        )
+
+    def _metrics(self, log_prob, teacher_token, teacher_entropy, student_entropy, token_weight, is_weights,
+                 response_mask, sample_mask, distill_weight) -> dict:
+        """Means over the distilled tokens (response tokens of samples with a teacher signal), plus the final token
+        of each distilled sample (its end-of-turn token unless the reply was cut at the length limit)."""
+        active_tokens = response_mask * sample_mask.unsqueeze(-1)
+        final = torch.zeros_like(response_mask)
+        lengths = response_mask.sum(-1).long()
+        rows = (lengths > 0).nonzero().squeeze(-1)
+        final[rows, lengths[rows] - 1] = 1.0
+        final_active = final * active_tokens
+        gap = teacher_token - log_prob.detach()
+        return {
+            "sdpo/teacher_minus_student_token_logp": _masked_mean(gap, active_tokens),
+            "sdpo/teacher_minus_student_final_token_logp": _masked_mean(gap, final_active),
+            "sdpo/teacher_entropy": _masked_mean(teacher_entropy, active_tokens),
+            "sdpo/student_entropy": _masked_mean(student_entropy, active_tokens),
+            "sdpo/teacher_flatter_fraction": _masked_mean((teacher_entropy > student_entropy).float(), active_tokens),
+            "sdpo/token_weight_mean": _masked_mean(token_weight, active_tokens),
+            "sdpo/is_weight_mean": _masked_mean(is_weights, response_mask),
+            "sdpo/active_sample_fraction": sample_mask.float().mean().item(),
+            "sdpo/distill_weight_mean": distill_weight.mean().item(),
+            # wall time of the teacher forward in this micro-batch, summed over micro-batches
+            "timing_s/sdpo_teacher_forward": Metric(value=self._teacher_seconds, aggregation=AggregationType.SUM),
+        }
+
+
+def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> float:
+    return float((values * mask).sum().item() / mask.sum().clamp_min(1.0).item())
 
 
 class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):

@@ -37,7 +37,7 @@ def forward_logits(model, seq: torch.Tensor) -> torch.Tensor:
     return model(input_ids=seq.unsqueeze(0), use_cache=False).logits.squeeze(0)
 
 
-def make_batch(mask):
+def make_batch(mask, distill_weight=None, pg_weight=None):
     g = torch.Generator().manual_seed(1)
     prompts = [torch.randint(0, VOCAB, (n,), generator=g) for n in (5, 3, 6)]
     responses = [torch.randint(0, VOCAB, (n,), generator=g) for n in (4, 6, 2)]
@@ -50,16 +50,18 @@ def make_batch(mask):
         "old_log_probs": nested([torch.full((len(r),), -2.0) for r in responses]),
         "teacher_prompt_ids": nested(teacher_prompts),
         "sdpo_mask": torch.tensor(mask, dtype=torch.float32),
+        "sdpo_distill_weight": torch.tensor(distill_weight or [1.0] * len(mask)),
+        "sdpo_pg_weight": torch.tensor(pg_weight or [0.0] * len(mask)),
     })
     tu.assign_non_tensor(data, dp_size=1, batch_num_tokens=None, global_batch_size=None)
     return data, prompts, responses, teacher_prompts
 
 
-def sdpo_loss(model, mode="topk", topk=8, alpha=0.5, grpo_weight=0.0):
+def sdpo_loss(model, mode="topk", topk=8, alpha=0.5, grpo_weight=0.0, **options):
     config = SDPOActorConfig(
         ppo_mini_batch_size=4, ppo_micro_batch_size_per_gpu=1, rollout_n=1,
         policy_loss=PolicyLossConfig(loss_mode="sdpo"),  # as omega_conf_to_dataclass builds it from the recipe
-        sdpo=SDPOConfig(distillation_mode=mode, topk=topk, alpha=alpha, grpo_weight=grpo_weight),
+        sdpo=SDPOConfig(distillation_mode=mode, topk=topk, alpha=alpha, grpo_weight=grpo_weight, **options),
     )
 
     def teacher(data, active):

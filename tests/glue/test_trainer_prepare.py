@@ -156,3 +156,25 @@ def test_settings_the_sdpo_loss_cannot_honour_are_rejected():
                       ("fused", "use_fused_kernels")):
         (error,) = sdpo_setting_errors(config(**{flag: 0.01 if flag == "ent" else True}), grpo_weight=0.0)
         assert key in error
+
+
+@pytest.mark.parametrize("variant, distill, pg, mask", [
+    ("sdpo", [1, 0, 1, 1], [0, 0, 0, 0], [1, 0, 0, 1]),
+    # SRPO: the valid sample is routed to the policy gradient, failed ones to distillation, infra to neither
+    ("srpo", [1, 0, 0, 1], [0, 0, 1, 0], [1, 0, 0, 1]),
+    # SC-SDPO: one group, 1 success of 3 valid: every valid sample gets sqrt(p(1-p)) / its batch mean = 1
+    ("sc_sdpo", [1, 0, 1, 1], [0, 0, 0, 0], [1, 0, 0, 1]),
+])
+def test_variant_weights_reach_the_worker(tmp_path, monkeypatch, smollm2_tokenizer, variant, distill, pg, mask):
+    data, batch, _ = build(smollm2_tokenizer, ["lean_error", "infra", "valid", "lean_error"], [False, True, False, False])
+    fake = FakeTQ(data)
+    monkeypatch.setattr(trainer_mod, "tq", fake)
+    trainer = make_trainer(smollm2_tokenizer, tmp_path)
+    trainer.sdpo_config = SDPOConfig(variant=variant)
+    metrics = {}
+    trainer._prepare_samples(batch, metrics)
+    (update,) = fake.puts
+    assert update["sdpo_distill_weight"].tolist() == pytest.approx(distill)
+    assert update["sdpo_pg_weight"].tolist() == pg
+    assert update["sdpo_mask"].tolist() == mask  # no teacher forward where the distillation weight is 0
+    assert metrics["sdpo_lean/distilled_sample_fraction"] == pytest.approx(sum(mask) / 4)

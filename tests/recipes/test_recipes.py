@@ -64,7 +64,7 @@ def _env(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-@pytest.mark.parametrize("algorithm", ["sdpo", "grpo"])
+@pytest.mark.parametrize("algorithm", ["sdpo", "grpo", "srpo", "sc_sdpo"])
 def test_recipe_composes_with_model_reward_and_algorithm(model, algorithm):
     cfg = compose_recipe(f"{algorithm}_{model}")
     check_config_keys(cfg)  # every key is one verl (or the plugin) defines
@@ -74,12 +74,14 @@ def test_recipe_composes_with_model_reward_and_algorithm(model, algorithm):
     assert cfg.reward.custom_reward_function.name == "compute_score"
     assert cfg.algorithm.adv_estimator == "grpo_valid"
     assert cfg.trainer.use_v1 and cfg.trainer.v1.trainer_mode == "sync"
-    expected_loss = "sdpo" if algorithm == "sdpo" else "vanilla"
+    expected_loss = "vanilla" if algorithm == "grpo" else "sdpo"
     assert cfg.actor_rollout_ref.actor.policy_loss.loss_mode == expected_loss
-    if algorithm == "sdpo":
+    if algorithm != "grpo":
+        assert cfg.actor_rollout_ref.actor.sdpo.variant == algorithm
         from sdpo_ext.sdpo_checks import sdpo_setting_errors
 
         assert sdpo_setting_errors(cfg, cfg.actor_rollout_ref.actor.sdpo.grpo_weight) == []
+        assert cfg.sdpo.algorithm_name == algorithm
     assert cfg.data.train_files.endswith(f"minif2f_{cfg.sdpo.prompt_style}_valid.parquet")
     assert cfg.data.train_batch_size == 32 and cfg.trainer.total_training_steps is None
 
@@ -94,6 +96,16 @@ def test_grpo_twin_differs_only_in_algorithm_keys(model):
     for key in ("data.train_files", "actor_rollout_ref.rollout.temperature", "actor_rollout_ref.actor.optim.lr",
                 "reward.custom_reward_function.path", "actor_rollout_ref.rollout.n"):
         assert sdpo[key] == grpo[key]
+
+
+@pytest.mark.parametrize("model", sorted(MODELS) + ["toy_lean", "demo"])
+@pytest.mark.parametrize("variant", ["srpo", "sc_sdpo"])
+def test_sdpo_family_twins_differ_only_in_the_sdpo_block(model, variant):
+    sdpo, other = flat(compose_recipe(f"sdpo_{model}")), flat(compose_recipe(f"{variant}_{model}"))
+    differing = sorted(k for k in set(sdpo) | set(other) if sdpo.get(k, "<absent>") != other.get(k, "<absent>"))
+    assert "actor_rollout_ref.actor.sdpo.variant" in differing
+    naming = tuple(p for p in ALGORITHM_KEY_PREFIXES if "name" in p or "dir" in p or "log" in p)
+    assert [k for k in differing if not k.startswith(("actor_rollout_ref.actor.sdpo.",) + naming)] == []
 
 
 def test_sdpo_actor_config_instantiates_through_target():

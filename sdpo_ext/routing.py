@@ -1,0 +1,61 @@
+"""Which loss each sample of a batch gets, and with what weight (pure python; the formulas are in loss.py).
+
+variant "sdpo": every sample with a teacher signal is distilled with weight 1 (the paper, the authors' code).
+variant "sc_sdpo" (arXiv 2605.27765): the distillation loss of every sample of question q is weighted by
+  sqrt(p̂_q (1 − p̂_q)), p̂_q the pass rate of q's group, normalised over the batch (``loss.pass_rate_weights``).
+variant "srpo" (arXiv 2604.02288): correct samples take verl's PPO-clip loss on their GRPO advantage, failed
+  samples are distilled (their tokens further weighted by the teacher's entropy in the worker).
+
+Contract: infrastructure failures get weight 0 in both terms and never count in a pass rate; a group whose
+samples are all infra has no pass rate (its samples get 0).
+"""
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from sdpo_ext.loss import pass_rate_weights
+
+VARIANTS = ("sdpo", "sc_sdpo", "srpo")
+
+
+@dataclass(frozen=True)
+class SampleWeights:
+    """Per-sample weights [B]: ``distill`` multiplies the distillation loss, ``policy_gradient`` the
+    advantage of the PPO-clip term (0 everywhere except in SRPO)."""
+
+    distill: list[float]
+    policy_gradient: list[float]
+
+
+def group_pass_rates(uids: Sequence[Hashable], success: Sequence[bool], infra: Sequence[bool]) -> list[float | None]:
+    """Per sample: the fraction of its group's non-infra samples that succeeded (None if the group has none)."""
+    if not len(uids) == len(success) == len(infra):
+        raise ValueError(f"uids, success and infra differ in length: {len(uids)}, {len(success)}, {len(infra)}")
+    counts: dict[Hashable, list[int]] = {}
+    for uid, ok, bad in zip(uids, success, infra):
+        if not bad:
+            seen = counts.setdefault(uid, [0, 0])
+            seen[0] += bool(ok)
+            seen[1] += 1
+    return [counts[uid][0] / counts[uid][1] if uid in counts else None for uid in uids]
+
+
+def sample_weights(
+    variant: str, uids: Sequence[Hashable], success: Sequence[bool], infra: Sequence[bool]
+) -> SampleWeights:
+    """Distillation and policy-gradient weights of each sample under ``variant`` (see the module docstring)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"sdpo.variant must be one of {VARIANTS}, got {variant!r}")
+    valid = [not bad for bad in infra]
+    if variant == "sdpo":
+        return SampleWeights([float(v) for v in valid], [0.0] * len(uids))
+    if variant == "srpo":
+        correct = [v and bool(ok) for v, ok in zip(valid, success)]
+        return SampleWeights([float(v and not c) for v, c in zip(valid, correct)], [float(c) for c in correct])
+    rates = group_pass_rates(uids, success, infra)
+    p = torch.tensor([r if r is not None else 0.0 for r in rates], dtype=torch.float64)
+    weights = pass_rate_weights(p, torch.tensor(valid))
+    return SampleWeights(weights.tolist(), [0.0] * len(uids))
