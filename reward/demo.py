@@ -32,13 +32,14 @@ def judge(solution_str: str, target: int, operands: tuple[int, ...] = ()) -> dic
     content = float(first_answer(solution_str, operands) == target)
     answers = _BOXED.findall(solution_str or "") or _INTEGER.findall(solution_str or "")
     if not answers:
-        return {"score": 0.0, "verdict": "no_answer", "infra": 0.0, "content_correct": content,
+        return {"score": 0.0, "verdict": "no_answer", "infra": 0.0, "content_correct": content, "pred": "",
                 "feedback": "Your reply has no number in it. Answer with just the number."}
     answer = int(answers[-1])
+    graded = {"infra": 0.0, "content_correct": content, "pred": str(answer)}  # pred: verl's maj@N vote key
     if answer == target:
-        return {"score": 1.0, "verdict": "valid", "infra": 0.0, "content_correct": content, "feedback": ""}
+        return {"score": 1.0, "verdict": "valid", "feedback": "", **graded}
     side = "too large" if answer > target else "too small"
-    return {"score": 0.0, "verdict": "wrong", "infra": 0.0, "content_correct": content,
+    return {"score": 0.0, "verdict": "wrong", **graded,
             "feedback": f"Your answer {answer} is incorrect: it is {side}. Add the two numbers again carefully."}
 
 

@@ -1,0 +1,143 @@
+"""Summarise the demo learning runs of bench/run_learning.sh: learning.json and learning.png.
+
+Reads verl's per-step metrics (FileLogger JSON lines, one file per run named <algo>_s<seed>.jsonl). Validation
+(every trainer.test_freq steps and before training) samples 8 replies per held-out prompt at T 1.0:
+val_reward = mean@8 of the score, content_accuracy = mean@8 of reward.demo's length-independent content check,
+val_majority = maj@8 (majority vote over the 8 answers, a stand-in for the greedy answer). Training-side series
+(reply length, cap rate, entropies, SDPO terms) are per training step.
+
+    python bench/learning_summary.py --dir /tmp/learning --out bench/results --call "2026-12-04, H200, ..."
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+SOURCE = "sdpo_demo_addition"
+VAL = {
+    "val_reward": f"val-core/{SOURCE}/reward/mean@8",
+    "content_accuracy": f"val-aux/{SOURCE}/content_correct/mean@8",
+    "val_majority": f"val-core/{SOURCE}/reward/maj@8/mean",
+}
+TRAIN = {
+    "train_reward": "critic/score/mean",
+    "response_length": "response_length/mean",
+    "cap_rate": "response_length/clip_ratio",
+    "entropy": "actor/entropy",
+    "sdpo_loss": "actor/sdpo/loss",
+    "teacher_entropy": "actor/sdpo/teacher_entropy",
+    "student_entropy": "actor/sdpo/student_entropy",
+    "teacher_flatter_fraction": "actor/sdpo/teacher_flatter_fraction",
+    "teacher_minus_student_token_logp": "actor/sdpo/teacher_minus_student_token_logp",
+    "teacher_minus_student_final_token_logp": "actor/sdpo/teacher_minus_student_final_token_logp",
+    "token_weight_mean": "actor/sdpo/token_weight_mean",
+    "distilled_sample_fraction": "sdpo_lean/distilled_sample_fraction",
+}
+RUN_NAME = re.compile(r"^(?P<algo>.+)_s(?P<seed>\d+)$")
+
+
+def read_run(path: Path) -> dict:
+    """One run's validation and training series (values are None where a step did not log the metric)."""
+    by_step: dict[int, dict] = defaultdict(dict)
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:  # a run killed mid-write leaves a partial last line
+            continue
+        by_step[int(record["step"])].update(record["data"])
+    name = RUN_NAME.match(path.stem)
+    val_steps = sorted(s for s, d in by_step.items() if VAL["val_reward"] in d)
+    train_steps = sorted(s for s, d in by_step.items() if TRAIN["response_length"] in d)
+    run = {"algo": name["algo"], "seed": int(name["seed"]), "steps": val_steps}
+    run.update({k: [by_step[s].get(key) for s in val_steps] for k, key in VAL.items()})
+    run["response_length"] = [by_step[s].get(TRAIN["response_length"]) for s in val_steps]
+    run["train"] = {"steps": train_steps, **{k: [by_step[s].get(key) for s in train_steps] for k, key in TRAIN.items()}}
+    return run
+
+
+def rise(run: dict) -> float | None:
+    """Mean of the last three validation points minus the first."""
+    values = [v for v in run["val_reward"] if v is not None]
+    return sum(values[-3:]) / len(values[-3:]) - values[0] if len(values) >= 4 else None
+
+
+def by_algo(runs: list[dict]) -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for run in runs:
+        groups[run["algo"]].append(run)
+    return dict(groups)
+
+
+def table(runs: list[dict]) -> list[dict]:
+    """Per algorithm, over seeds: first and last-three validation means, their difference, last content accuracy."""
+    rows = []
+    for algo, group in by_algo(runs).items():
+        rises = [r for r in map(rise, group) if r is not None]
+        first = [g["val_reward"][0] for g in group if g["val_reward"]]
+        last3 = [sum(g["val_reward"][-3:]) / 3 for g in group if len(g["val_reward"]) >= 3]
+        content = [g["content_accuracy"][-1] for g in group if g["content_accuracy"] and g["content_accuracy"][-1] is not None]
+        mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+        rows.append({"algo": algo, "seeds": sorted(g["seed"] for g in group), "val_first": mean(first),
+                     "val_last3": mean(last3), "rise": mean(rises), "content_last": mean(content),
+                     "steps_done": min((g["train"]["steps"][-1] if g["train"]["steps"] else 0) for g in group)})
+    return rows
+
+
+def plot(runs: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [("val_reward", "validation reward (mean@8, T=1)", False), ("content_accuracy", "content accuracy (val)", False),
+              ("val_majority", "majority vote @8 (val)", False), ("response_length", "reply tokens (train)", True),
+              ("entropy", "policy entropy (train)", True), ("teacher_flatter_fraction", "teacher flatter than student", True)]
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+    for ax, (key, label, train) in zip(axes.flat, panels):
+        for i, (algo, group) in enumerate(sorted(by_algo(runs).items())):
+            series = [(g["train"]["steps"], g["train"][key]) if train else (g["steps"], g[key]) for g in group]
+            steps = sorted(set().union(*[set(s) for s, _ in series]))
+            rows = [[dict(zip(s, v)).get(t) for t in steps] for s, v in series]
+            mean, low, high, xs = [], [], [], []
+            for j, t in enumerate(steps):
+                vals = [r[j] for r in rows if r[j] is not None]
+                if vals:
+                    xs.append(t)
+                    mean.append(sum(vals) / len(vals))
+                    low.append(min(vals))
+                    high.append(max(vals))
+            if xs:
+                ax.plot(xs, mean, marker="o", ms=3, color=f"C{i}", label=f"{algo} ({len(group)} seeds)")
+                ax.fill_between(xs, low, high, color=f"C{i}", alpha=0.2)
+        ax.set_title(label)
+        ax.set_xlabel("step")
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle(title + "\n(line: mean over seeds; band: min-max over seeds)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", type=Path, required=True, help="folder with <algo>_s<seed>.jsonl files")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--call", required=True, help="what ran, when, where (stored in the JSON)")
+    parser.add_argument("--name", default="learning")
+    args = parser.parse_args()
+    files = sorted(p for p in args.dir.glob("*.jsonl") if RUN_NAME.match(p.stem))
+    if not files:
+        raise SystemExit(f"no <algo>_s<seed>.jsonl files in {args.dir}")
+    runs = [read_run(p) for p in files]
+    args.out.mkdir(parents=True, exist_ok=True)
+    summary = {"task": "demo", "call": args.call, "table": table(runs), "runs": runs}
+    (args.out / f"{args.name}.json").write_text(json.dumps(summary, indent=1))
+    plot(runs, args.out / f"{args.name}.png", f"demo, {args.call}")
+    for row in summary["table"]:
+        print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Learning curves of GRPO and the SDPO family on the demo (SmolLM2-135M, addition task), several seeds, all runs
+# started together on one GPU so that they share the same conditions.
+#
+#   bash bench/run_learning.sh launch    # start every run detached (setsid), watch for WATCH_S seconds
+#   bash bench/run_learning.sh collect   # (a later call on the same machine) wait for the runs, pack the results
+#
+# A device call lasts at most 10 minutes; the runs outlive the call that launched them (new process session), so a
+# job longer than one call is one `launch` and one `collect`. RUNS lists "<algo>:<seed>" pairs; each algo maps to a
+# recipe plus overrides below. Per run: verl's per-step metrics as JSON lines ($LEARN_DIR/<run>.jsonl, read by
+# bench/learning_summary.py), the console log, and the attempt log. `collect` packs them into $OUT/learning.tar.gz
+# and writes the summary (learning.json + PNG) into $OUT.
+set -uo pipefail
+MODE=${1:?usage: run_learning.sh launch|collect}
+OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
+LEARN_DIR=${LEARN_DIR:-/tmp/learning}
+STEPS=${STEPS:-16}
+RUNS=${RUNS:-"grpo:1 grpo:2 sdpo:1 sdpo:2 sdpo_confident:1 sdpo_confident:2 srpo:1 srpo:2 sc_sdpo:1 sc_sdpo:2"}
+RUN_TIMEOUT=${RUN_TIMEOUT:-1150}; WATCH_S=${WATCH_S:-540}; WAIT_S=${WAIT_S:-560}
+export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
+export SDPO_OUTPUT_DIR=$LEARN_DIR/runs
+
+recipe_of() {  # algo -> "+recipe=... [overrides]"
+  case $1 in
+    grpo) echo "+recipe=grpo_demo" ;;
+    sdpo) echo "+recipe=sdpo_demo" ;;
+    sdpo_confident) echo "+recipe=sdpo_demo actor_rollout_ref.actor.sdpo.token_weighting=confident" ;;
+    sdpo_sharp) echo "+recipe=sdpo_demo actor_rollout_ref.actor.sdpo.teacher_temperature=0.7" ;;
+    srpo) echo "+recipe=srpo_demo" ;;
+    sc_sdpo) echo "+recipe=sc_sdpo_demo" ;;
+    *) echo "unknown algo $1" >&2; return 1 ;;
+  esac
+}
+
+# Ten runs share one GPU and 16 CPU cores: a fixed 2 GB vLLM KV cache each (bench/share_gpu.sh explains why it is
+# fixed), 2k-token micro-batches, one agent-loop and one reward worker, one TransferQueue storage unit.
+SHARED=(actor_rollout_ref.rollout.gpu_memory_utilization=0.05
+        +actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes=2000000000
+        actor_rollout_ref.actor.ppo_max_token_len_per_gpu=2048
+        actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=2048
+        actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=2048
+        actor_rollout_ref.rollout.agent.num_workers=1 reward.num_workers=1
+        transfer_queue.backend.SimpleStorage.num_data_storage_units=1)
+
+launch() {
+  rm -rf "$LEARN_DIR"; mkdir -p "$LEARN_DIR"
+  [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" | tail -1
+  python3 -m sdpo_data.demo data --out-dir "$SDPO_DEMO_DATA_DIR" | tail -2
+  for run in $RUNS; do
+    local algo=${run%%:*} seed=${run##*:}; local name=${algo}_s${seed}
+    # shellcheck disable=SC2046
+    VERL_FILE_LOGGER_PATH=$LEARN_DIR/$name.jsonl setsid nohup timeout "$RUN_TIMEOUT" \
+      python3 -m verl.trainer.main_ppo $(recipe_of "$algo") trainer.total_training_steps=$STEPS \
+      data.seed=$seed actor_rollout_ref.rollout.seed=$seed trainer.experiment_name=$name "${SHARED[@]}" \
+      > "$LEARN_DIR/$name.log" 2>&1 < /dev/null &
+    echo "$name pid=$! started $(date +%T)" | tee -a "$LEARN_DIR/runs.txt"
+    sleep 3
+  done
+  nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 10 > "$LEARN_DIR/nvsmi.csv" 2>&1 &
+  local until=$((SECONDS + WATCH_S))
+  while [ $SECONDS -lt $until ] && pgrep -f verl.trainer.main_ppo > /dev/null; do sleep 20; progress; done
+  pack
+}
+
+progress() {  # last step each run logged
+  local line=""
+  for f in "$LEARN_DIR"/*.jsonl; do [ -f "$f" ] && line+="$(basename "$f" .jsonl):$(tail -n 1 "$f" | cut -c1-12 | tr -dc 0-9) "; done
+  echo "$(date +%T) steps: $line"
+}
+
+pack() {
+  free -g | head -2 > "$LEARN_DIR/free.txt"
+  for f in "$LEARN_DIR"/*.log; do grep -E "Error|Traceback|Killed|OOM" "$f" | head -5 > "${f%.log}.errors"; done
+  for f in "$LEARN_DIR"/*.log; do tail -c 20000 "$f" > "$f.tail"; done
+  tar czf "$OUT/learning.tar.gz" -C "$LEARN_DIR" --exclude runs --exclude '*.log' .
+  python3 bench/learning_summary.py --dir "$LEARN_DIR" --out "$OUT" --call "${CALL_NOTE:-$(date -u +%F) demo}" \
+    2>&1 | tail -25
+}
+
+collect() {
+  local until=$((SECONDS + WAIT_S))
+  while [ $SECONDS -lt $until ] && pgrep -f verl.trainer.main_ppo > /dev/null; do sleep 20; progress; done
+  pgrep -f verl.trainer.main_ppo > /dev/null && echo "runs still going at the deadline"
+  cat "$LEARN_DIR/runs.txt"
+  pack
+}
+
+"$MODE"
