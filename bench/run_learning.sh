@@ -4,6 +4,7 @@
 #
 #   bash bench/run_learning.sh launch    # start every run detached (setsid), watch for WATCH_S seconds
 #   bash bench/run_learning.sh collect   # (a later call on the same machine) wait for the runs, pack the results
+#   bash bench/run_learning.sh all       # both in one call
 #
 # A device call lasts at most 10 minutes; the runs outlive the call that launched them (new process session), so a
 # job longer than one call is one `launch` and one `collect`. RUNS lists "<algo>:<seed>" pairs; each algo maps to a
@@ -11,7 +12,7 @@
 # bench/learning_summary.py), the console log, and the attempt log. `collect` packs them into $OUT/learning.tar.gz
 # and writes the summary (learning.json + PNG) into $OUT.
 set -uo pipefail
-MODE=${1:?usage: run_learning.sh launch|collect}
+MODE=${1:?usage: run_learning.sh launch|collect|all}
 OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
 LEARN_DIR=${LEARN_DIR:-/tmp/learning}
 STEPS=${STEPS:-16}
@@ -42,6 +43,21 @@ SHARED=(actor_rollout_ref.rollout.gpu_memory_utilization=0.05
         actor_rollout_ref.rollout.agent.num_workers=1 reward.num_workers=1
         transfer_queue.backend.SimpleStorage.num_data_storage_units=1)
 
+# Every run starts its own Ray cluster, whose first job id is always 01000000, and verl 0.9.1 names its
+# trainer-to-vLLM weight-sync socket /tmp/rl-colocate-zmq-<ray job id>-replica-<r>-rank-<k>.sock: runs on one host
+# share that path. Runs side by side then hang (GPU idle, no error) or fail in vLLM's collective_rpc. Each run
+# therefore gets a private /tmp (a mount namespace; the shared folders it needs are reached through symlinks).
+ISOLATE=(unshare -m --propagation private sh -c \
+  'mkdir -p /mnt/host_tmp && mount --bind /tmp /mnt/host_tmp && mount --bind "$0" /tmp && exec "$@"')
+ISOLATE_OK=0; unshare -m true 2>/dev/null && ISOLATE_OK=1
+isolate_dir() {  # run name -> its private /tmp, with links to the shared folders the run reads
+  local priv=$LEARN_DIR/tmp_$1
+  mkdir -p "$priv"
+  for d in gpu-site gpu-project "$(basename "$SDPO_DEMO_MODEL")" "$(basename "$SDPO_DEMO_DATA_DIR")" \
+           "$(basename "$LEARN_DIR")"; do ln -sfn "/mnt/host_tmp/$d" "$priv/$d"; done
+  echo "$priv"
+}
+
 launch() {
   rm -rf "$LEARN_DIR"; mkdir -p "$LEARN_DIR"
   [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" | tail -1
@@ -49,7 +65,10 @@ launch() {
   for run in $RUNS; do
     local algo=${run%%:*} seed=${run##*:}; local name=${algo}_s${seed}
     # shellcheck disable=SC2046
-    VERL_FILE_LOGGER_PATH=$LEARN_DIR/$name.jsonl setsid nohup timeout "$RUN_TIMEOUT" \
+    local prefix=()
+    if [ $ISOLATE_OK = 1 ]; then prefix=("${ISOLATE[@]}" "$(isolate_dir "$name")");
+    else echo "WARNING: unshare -m refused: $name shares /tmp with the other runs"; fi
+    VERL_FILE_LOGGER_PATH=$LEARN_DIR/$name.jsonl setsid nohup timeout "$RUN_TIMEOUT" "${prefix[@]}" \
       python3 -m verl.trainer.main_ppo $(recipe_of "$algo") trainer.total_training_steps=$STEPS \
       data.seed=$seed actor_rollout_ref.rollout.seed=$seed trainer.experiment_name=$name "${SHARED[@]}" \
       > "$LEARN_DIR/$name.log" 2>&1 < /dev/null &
@@ -59,6 +78,15 @@ launch() {
   nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 10 > "$LEARN_DIR/nvsmi.csv" 2>&1 &
   local until=$((SECONDS + WATCH_S))
   while [ $SECONDS -lt $until ] && pgrep -f verl.trainer.main_ppo > /dev/null; do sleep 20; progress; done
+  pack
+}
+
+all() {  # launch and collect in one call; the summary is refreshed every minute so a call cut at its limit keeps it
+  WATCH_S=0 launch
+  local until=$((SECONDS + WAIT_S)) tick=0
+  while [ $SECONDS -lt $until ] && pgrep -f verl.trainer.main_ppo > /dev/null; do
+    sleep 20; progress; tick=$((tick + 1)); [ $((tick % 3)) = 0 ] && pack > /dev/null
+  done
   pack
 }
 
@@ -72,7 +100,7 @@ pack() {
   free -g | head -2 > "$LEARN_DIR/free.txt"
   for f in "$LEARN_DIR"/*.log; do grep -E "Error|Traceback|Killed|OOM" "$f" | head -5 > "${f%.log}.errors"; done
   for f in "$LEARN_DIR"/*.log; do tail -c 20000 "$f" > "$f.tail"; done
-  tar czf "$OUT/learning.tar.gz" -C "$LEARN_DIR" --exclude runs --exclude '*.log' .
+  tar czf "$OUT/learning.tar.gz" -C "$LEARN_DIR" --exclude runs --exclude 'tmp_*' --exclude '*.log' .
   python3 bench/learning_summary.py --dir "$LEARN_DIR" --out "$OUT" --call "${CALL_NOTE:-$(date -u +%F) demo}" \
     2>&1 | tail -25
 }

@@ -52,11 +52,11 @@ class SDPOConfig(BaseConfig):
     is_clip: clip of the detached importance weight exp(logp − logp_old) (None: no clip).
     grpo_weight: λ of the paper's hybrid (eq. 3) as a loss blend λ·L_GRPO + (1−λ)·L_SDPO (0: pure SDPO).
     variant: which samples are distilled and with what weight (`sdpo_ext.routing`): "sdpo" (the paper),
-      "sc_sdpo" (pass-rate weights, arXiv 2605.27765), "srpo" (correct samples -> PPO-clip on their GRPO advantage,
-      failed samples -> distillation; arXiv 2604.02288).
+      "sc_sdpo" (pass-rate weights, arXiv 2605.27765), "srpo" (failed samples with a correct sibling -> distillation,
+      the rest -> PPO-clip on their GRPO advantage; arXiv 2604.02288).
     token_weighting: per-token weight of the distillation loss from the teacher's entropy H_T and the student's H_S
       (`loss.token_weights`): "none" (the paper), "confident" (only where H_T <= H_S: the teacher is at least as sure
-      as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T), β = `entropy_weight_beta`).
+      as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T) normalised to mean 1, β = `entropy_weight_beta`).
     entropy_weight_beta: β of token_weighting=entropy (SRPO's default 1.0).
     teacher_temperature: the teacher's logits are divided by it before its log-softmax (1.0: the paper). Departure
       when != 1: a value < 1 sharpens a teacher that is flatter than its student.

@@ -361,20 +361,19 @@ def hybrid_advantage(grpo_advantage: torch.Tensor, sdpo_advantage: torch.Tensor,
     return out
 
 
-def pass_rate_weights(pass_rate: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-    """SC-SDPO (arXiv 2605.27765) per-sample weight, [B] -> [B]:
-    w_i = sqrt(p̂_i (1 − p̂_i)) / mean_{j valid} sqrt(p̂_j (1 − p̂_j)), p̂_i the pass rate of sample i's group;
-    0 where not ``valid``. The batch mean in the denominator is the batch-adaptive normalisation (the mean weight
-    over valid samples is 1, so the loss keeps SDPO's scale); a batch where every valid p̂ is 0 or 1 gets all 0."""
-    if pass_rate.shape != valid.shape or pass_rate.dim() != 1:
-        raise ValueError(f"pass_rate and valid must both be [B], got {tuple(pass_rate.shape)} and {tuple(valid.shape)}")
+def pass_rate_weights(pass_rate: torch.Tensor) -> torch.Tensor:
+    """SC-SDPO (arXiv 2605.27765) weight of each question, [Q] -> [Q]:
+    w_q = sqrt(p̂_q (1 − p̂_q)) / mean_{l ∈ S} sqrt(p̂_l (1 − p̂_l)), S the questions with 0 < p̂ < 1, p̂_q the pass
+    rate of q's group. The mean over S is the batch-adaptive normalisation (S's weights average 1); questions all
+    solved or all failed get 0, and so does every question of a batch whose S is empty."""
+    if pass_rate.dim() != 1:
+        raise ValueError(f"pass_rate must be [Q], got shape {tuple(pass_rate.shape)}")
     p = _as_float(pass_rate)
     if bool(((p < 0) | (p > 1)).any()):
         raise ValueError("pass rates must lie in [0, 1]")
-    mask = valid.bool()
-    raw = torch.where(mask, torch.sqrt(p * (1.0 - p)), torch.zeros_like(p))
-    mean = raw.sum() / mask.sum().clamp_min(1)
-    return raw / mean if float(mean) > 0 else torch.zeros_like(raw)
+    raw = torch.sqrt(p * (1.0 - p))
+    in_sweet_spot = (p > 0) & (p < 1)
+    return raw / raw[in_sweet_spot].mean() if bool(in_sweet_spot.any()) else torch.zeros_like(raw)
 
 
 TOKEN_WEIGHTINGS = ("none", "confident", "entropy")
@@ -394,8 +393,10 @@ def token_weights(
     confident: w = 1[H_T ≤ H_S], distil only where the teacher is at least as sure as the student. Departure (ours):
       on a small model a longer teacher context flattens the teacher, and distilling toward a flatter target raises
       the student's entropy; this keeps the positions where the context made the teacher surer;
-    entropy: w = exp(−β·H_T), SRPO's entropy-aware weight (arXiv 2604.02288, β = 1): high-entropy, unreliable teacher
-      targets are suppressed, confident ones kept.
+    entropy: w = w̃ / mean_mask(w̃), w̃ = exp(−β·H_T): SRPO's entropy-aware weight (arXiv 2604.02288, β = 1), normalised
+      to mean 1 over the distilled tokens; high-entropy, unreliable teacher targets are suppressed, confident ones
+      kept. Departure: the mean runs over the tokens of the micro-batch at hand (the paper: over the batch), since
+      verl hands the loss one micro-batch at a time.
     """
     if mode not in TOKEN_WEIGHTINGS:
         raise ValueError(f"token weighting must be one of {TOKEN_WEIGHTINGS}, got {mode!r}")
@@ -411,4 +412,7 @@ def token_weights(
         if not float(beta) >= 0.0:
             raise ValueError(f"beta must be >= 0, got {beta}")
         w = torch.exp(-float(beta) * h_t)
-    return torch.where(mask.bool(), w, torch.zeros_like(w))
+    w = torch.where(mask.bool(), w, torch.zeros_like(w))
+    if mode == "entropy" and bool(mask.bool().any()):
+        w = w / w[mask.bool()].mean()
+    return w

@@ -2,9 +2,12 @@
 
 variant "sdpo": every sample with a teacher signal is distilled with weight 1 (the paper, the authors' code).
 variant "sc_sdpo" (arXiv 2605.27765): the distillation loss of every sample of question q is weighted by
-  sqrt(p̂_q (1 − p̂_q)), p̂_q the pass rate of q's group, normalised over the batch (``loss.pass_rate_weights``).
-variant "srpo" (arXiv 2604.02288): correct samples take verl's PPO-clip loss on their GRPO advantage, failed
-  samples are distilled (their tokens further weighted by the teacher's entropy in the worker).
+  sqrt(p̂_q (1 − p̂_q)), p̂_q the pass rate of q's group, normalised over the batch's questions with 0 < p̂ < 1
+  (``loss.pass_rate_weights``).
+variant "srpo" (arXiv 2604.02288): a failed sample whose group has a correct sample (a sibling to learn from) is
+  distilled, z_SDPO = (1 − c_i)·m_i; every other sample takes verl's PPO-clip loss on its GRPO advantage,
+  z_GRPO = 1 − z_SDPO (0 in a group where every sample failed). The worker further weights the distilled tokens by the
+  teacher's entropy.
 
 Contract: infrastructure failures get weight 0 in both terms and never count in a pass rate; a group whose
 samples are all infra has no pass rate (its samples get 0).
@@ -53,9 +56,11 @@ def sample_weights(
     if variant == "sdpo":
         return SampleWeights([float(v) for v in valid], [0.0] * len(uids))
     if variant == "srpo":
-        correct = [v and bool(ok) for v, ok in zip(valid, success)]
-        return SampleWeights([float(v and not c) for v, c in zip(valid, correct)], [float(c) for c in correct])
+        rates = group_pass_rates(uids, success, infra)
+        routed = [v and not ok and (rate or 0.0) > 0 for v, ok, rate in zip(valid, success, rates)]
+        return SampleWeights([float(r) for r in routed], [float(v and not r) for v, r in zip(valid, routed)])
     rates = group_pass_rates(uids, success, infra)
-    p = torch.tensor([r if r is not None else 0.0 for r in rates], dtype=torch.float64)
-    weights = pass_rate_weights(p, torch.tensor(valid))
-    return SampleWeights(weights.tolist(), [0.0] * len(uids))
+    groups = list(dict.fromkeys(uid for uid, rate in zip(uids, rates) if rate is not None))
+    rate_of = dict(zip(uids, rates))
+    weight_of = dict(zip(groups, pass_rate_weights(torch.tensor([rate_of[g] for g in groups], dtype=torch.float64)).tolist()))
+    return SampleWeights([weight_of[uid] if v else 0.0 for uid, v in zip(uids, valid)], [0.0] * len(uids))

@@ -73,13 +73,14 @@ def test_srpo_sums_ppo_clip_on_correct_samples_and_entropy_weighted_distillation
     total, metrics, out, student_logits = run(model, data, prompts, responses, loss_fn, advantages)
 
     n_tokens = sum(len(r) for r in responses)
+    raw = {i: torch.exp(-entropy(teacher_rows(model, teacher_prompts, responses, i))) for i in (1, 2)}
+    mean_raw = torch.cat(list(raw.values())).mean()  # SRPO: weights normalised to mean 1 over the distilled tokens
     distill = 0.0
     for i in (1, 2):
         rows = response_rows(prompts, responses, i)
         lp = torch.log_softmax(student_logits[rows], -1).gather(-1, responses[i].unsqueeze(-1)).squeeze(-1)
         is_w = torch.exp(lp - torch.full_like(lp, -2.0)).clamp(max=2.0)  # old log-probs are -2 in make_batch
-        w = torch.exp(-entropy(teacher_rows(model, teacher_prompts, responses, i)))
-        distill += float((out["sdpo_divergence"].squeeze(0)[rows] * is_w * w).sum())
+        distill += float((out["sdpo_divergence"].squeeze(0)[rows] * is_w * raw[i] / mean_raw).sum())
     distill /= n_tokens
 
     width = max(len(r) for r in responses)
@@ -93,7 +94,7 @@ def test_srpo_sums_ppo_clip_on_correct_samples_and_entropy_weighted_distillation
                                         config=loss_fn.grpo_config)
     assert total.item() == pytest.approx(pg.item() + distill, rel=1e-4)
     assert metrics["sdpo/pg_loss"].aggregate() == pytest.approx(pg.item(), rel=1e-4)
-    assert 0 < metrics["sdpo/token_weight_mean"] < 1
+    assert metrics["sdpo/token_weight_mean"] == pytest.approx(1.0)
 
 
 def test_confident_weighting_keeps_only_tokens_where_the_teacher_is_surer(model):

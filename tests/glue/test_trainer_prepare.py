@@ -160,9 +160,10 @@ def test_settings_the_sdpo_loss_cannot_honour_are_rejected():
 
 @pytest.mark.parametrize("variant, distill, pg, mask", [
     ("sdpo", [1, 0, 1, 1], [0, 0, 0, 0], [1, 0, 0, 1]),
-    # SRPO: the valid sample is routed to the policy gradient, failed ones to distillation, infra to neither
+    # SRPO: the valid sample is routed to the policy gradient, failed ones (their group has a correct sample) to
+    # distillation, infra to neither
     ("srpo", [1, 0, 0, 1], [0, 0, 1, 0], [1, 0, 0, 1]),
-    # SC-SDPO: one group, 1 success of 3 valid: every valid sample gets sqrt(p(1-p)) / its batch mean = 1
+    # SC-SDPO: one question, 1 success of 3 valid: sqrt(p(1-p)) over its mean over such questions = 1
     ("sc_sdpo", [1, 0, 1, 1], [0, 0, 0, 0], [1, 0, 0, 1]),
 ])
 def test_variant_weights_reach_the_worker(tmp_path, monkeypatch, smollm2_tokenizer, variant, distill, pg, mask):

@@ -26,16 +26,19 @@ def test_sdpo_distills_every_valid_sample():
     assert w.distill == [1.0] * 7 + [0.0] and w.policy_gradient == [0.0] * 8
 
 
-def test_srpo_routes_correct_samples_to_policy_gradient_and_failed_to_distillation():
+def test_srpo_routes_failed_samples_with_a_correct_sibling_to_distillation_and_the_rest_to_policy_gradient():
     w = sample_weights("srpo", UIDS, SUCCESS, INFRA)
+    assert w.distill == [0.0, 1, 1, 1, 0.0, 0.0, 1, 0.0]  # z_SDPO = (1 - c) m; infra: neither
     assert w.policy_gradient == [1.0, 0, 0, 0, 1.0, 1.0, 0, 0]
-    assert w.distill == [0.0, 1, 1, 1, 0.0, 0.0, 1, 0.0]  # infra: neither
+    # a group where every sample failed has no teacher: all of it goes to the PPO-clip term (advantage 0 there)
+    w = sample_weights("srpo", ["a", "a", "b", "b"], [False, False, True, False], [False] * 4)
+    assert w.distill == [0.0, 0.0, 0.0, 1.0] and w.policy_gradient == [1.0, 1.0, 1.0, 0.0]
 
 
 def test_sc_sdpo_weights_by_hand():
     w = sample_weights("sc_sdpo", UIDS, SUCCESS, INFRA)
     a, b = math.sqrt(0.25 * 0.75), math.sqrt(2 / 3 * 1 / 3)
-    mean = (4 * a + 3 * b) / 7  # batch-adaptive normalisation over the 7 valid samples
+    mean = (a + b) / 2  # batch-adaptive normalisation over the questions with 0 < p < 1
     assert w.distill == pytest.approx([a / mean] * 4 + [b / mean] * 3 + [0.0])
     assert w.policy_gradient == [0.0] * 8
 
@@ -43,15 +46,15 @@ def test_sc_sdpo_weights_by_hand():
 def test_sc_sdpo_zero_for_solved_and_unsolved_groups():
     w = sample_weights("sc_sdpo", ["a", "a", "b", "b"], [True, True, False, False], [False] * 4)
     assert w.distill == [0.0] * 4
-    w = sample_weights("sc_sdpo", ["a", "a", "b", "b"], [True, False, False, False], [False] * 4)
-    assert w.distill == pytest.approx([2.0, 2.0, 0.0, 0.0])  # sqrt(.25) / mean(.5, .5, 0, 0)
+    w = sample_weights("sc_sdpo", ["a", "a", "b", "b", "c", "c"], [True, False, False, False, True, True], [False] * 6)
+    assert w.distill == pytest.approx([1.0, 1.0, 0.0, 0.0, 0.0, 0.0])  # only "a" is in the sweet spot
 
 
 def test_pass_rate_weights_rejects_bad_input():
     with pytest.raises(ValueError, match="\\[0, 1\\]"):
-        pass_rate_weights(torch.tensor([1.5]), torch.tensor([True]))
-    with pytest.raises(ValueError, match="\\[B\\]"):
-        pass_rate_weights(torch.zeros(2, 2), torch.ones(2, 2, dtype=torch.bool))
+        pass_rate_weights(torch.tensor([1.5]))
+    with pytest.raises(ValueError, match="\\[Q\\]"):
+        pass_rate_weights(torch.zeros(2, 2))
     with pytest.raises(ValueError, match="variant"):
         sample_weights("grpo", ["a"], [True], [False])
 
@@ -64,8 +67,8 @@ def test_token_weights_by_hand():
     mask = torch.tensor([[1.0, 1.0, 0.0]])
     assert token_weights(h_t, h_s, "none", mask).tolist() == [[1.0, 1.0, 0.0]]
     assert token_weights(h_t, h_s, "confident", mask).tolist() == [[1.0, 0.0, 0.0]]
-    torch.testing.assert_close(token_weights(h_t, h_s, "entropy", mask, beta=2.0),
-                               torch.tensor([[torch.e ** -1.0, torch.e ** -4.0, 0.0]]))
+    raw = torch.tensor([[math.exp(-1.0), math.exp(-4.0), 0.0]])
+    torch.testing.assert_close(token_weights(h_t, h_s, "entropy", mask, beta=2.0), raw / raw[0, :2].mean())
     with pytest.raises(ValueError, match="token weighting"):
         token_weights(h_t, h_s, "margin", mask)
 
