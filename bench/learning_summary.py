@@ -72,21 +72,27 @@ def by_algo(runs: list[dict]) -> dict[str, list[dict]]:
 
 
 def table(runs: list[dict]) -> list[dict]:
-    """Per algorithm, over seeds: first and last-three validation means, their difference, last content accuracy."""
+    """Per algorithm: validation at step 0 over all seeds; the last three points, their rise over step 0 and the last
+    content accuracy over the seeds that reached the final validation step (runs cut short are listed, not averaged)."""
+    final = max((r["steps"][-1] for r in runs if r["steps"]), default=0)
+    mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
     rows = []
-    for algo, group in by_algo(runs).items():
-        rises = [r for r in map(rise, group) if r is not None]
-        first = [g["val_reward"][0] for g in group if g["val_reward"]]
-        last3 = [sum(g["val_reward"][-3:]) / 3 for g in group if len(g["val_reward"]) >= 3]
-        content = [g["content_accuracy"][-1] for g in group if g["content_accuracy"] and g["content_accuracy"][-1] is not None]
-        mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
-        rows.append({"algo": algo, "seeds": sorted(g["seed"] for g in group), "val_first": mean(first),
-                     "val_last3": mean(last3), "rise": mean(rises), "content_last": mean(content),
-                     "steps_done": min((g["train"]["steps"][-1] if g["train"]["steps"] else 0) for g in group)})
+    for algo, group in sorted(by_algo(runs).items()):
+        complete = [g for g in group if g["steps"] and g["steps"][-1] == final]
+        rows.append({
+            "algo": algo,
+            "seeds_complete": sorted(g["seed"] for g in complete),
+            "seeds_cut_short": {g["seed"]: (g["train"]["steps"] or [0])[-1] for g in group if g not in complete},
+            "val_step0": mean([g["val_reward"][0] for g in group if g["val_reward"]]),
+            "val_last3": mean([sum(g["val_reward"][-3:]) / 3 for g in complete]),
+            "rise": mean([r for r in map(rise, complete) if r is not None]),
+            "content_last": mean([g["content_accuracy"][-1] for g in complete]),
+            "majority_last": mean([g["val_majority"][-1] for g in complete]),
+        })
     return rows
 
 
-def plot(runs: list[dict], path: Path, title: str) -> None:
+def plot(runs: list[dict], path: Path, title: str, rows_by_algo: dict[str, dict]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -110,12 +116,13 @@ def plot(runs: list[dict], path: Path, title: str) -> None:
                     low.append(min(vals))
                     high.append(max(vals))
             if xs:
-                ax.plot(xs, mean, marker="o", ms=3, color=f"C{i}", label=f"{algo} ({len(group)} seeds)")
+                done = len(rows_by_algo[algo]["seeds_complete"])
+                ax.plot(xs, mean, marker="o", ms=3, color=f"C{i}", label=f"{algo} ({done} of {len(group)} seeds to the end)")
                 ax.fill_between(xs, low, high, color=f"C{i}", alpha=0.2)
         ax.set_title(label)
         ax.set_xlabel("step")
     axes.flat[0].legend(fontsize=8)
-    fig.suptitle(title + "\n(line: mean over seeds; band: min-max over seeds)", fontsize=10)
+    fig.suptitle(title + "\n(line: mean over the seeds at each step; band: min-max over seeds)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -126,15 +133,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--call", required=True, help="what ran, when, where (stored in the JSON)")
     parser.add_argument("--name", default="learning")
+    parser.add_argument("--title", default="demo (SmolLM2-135M, addition)", help="the plot's title")
+    parser.add_argument("--note", action="append", default=[], help="a caveat to store with the results (repeatable)")
     args = parser.parse_args()
     files = sorted(p for p in args.dir.glob("*.jsonl") if RUN_NAME.match(p.stem))
     if not files:
         raise SystemExit(f"no <algo>_s<seed>.jsonl files in {args.dir}")
     runs = [read_run(p) for p in files]
     args.out.mkdir(parents=True, exist_ok=True)
-    summary = {"task": "demo", "call": args.call, "table": table(runs), "runs": runs}
+    summary = {"task": "demo", "call": args.call, "notes": args.note, "table": table(runs), "runs": runs}
     (args.out / f"{args.name}.json").write_text(json.dumps(summary, indent=1))
-    plot(runs, args.out / f"{args.name}.png", f"demo, {args.call}")
+    plot(runs, args.out / f"{args.name}.png", args.title, {row["algo"]: row for row in summary["table"]})
     for row in summary["table"]:
         print(json.dumps(row))
 
