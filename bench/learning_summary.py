@@ -75,7 +75,10 @@ def table(runs: list[dict]) -> list[dict]:
     """Per algorithm: validation at step 0 over all seeds; the last three points, their rise over step 0 and the last
     content accuracy over the seeds that reached the final validation step (runs cut short are listed, not averaged)."""
     final = max((r["steps"][-1] for r in runs if r["steps"]), default=0)
-    mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+    def mean(values: list) -> float | None:
+        present = [v for v in values if v is not None]
+        return sum(present) / len(present) if present else None
+
     rows = []
     for algo, group in sorted(by_algo(runs).items()):
         complete = [g for g in group if g["steps"] and g["steps"][-1] == final]
