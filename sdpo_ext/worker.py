@@ -23,10 +23,10 @@ import torch
 from tensordict import TensorDict
 
 from verl.single_controller.base.decorator import Dispatch, register
+from verl.trainer.ppo.core_algos import get_policy_loss_fn
 from verl.utils import tensordict_utils as tu
 from verl.utils.metric import AggregationType, Metric
 from verl.workers.engine_workers import ActorRolloutRefWorker
-from verl.trainer.ppo.core_algos import get_policy_loss_fn
 from verl.workers.utils.losses import ppo_loss
 from verl.workers.utils.padding import no_padding_2_padding
 
@@ -203,8 +203,9 @@ class SDPOLoss:
         return total, metrics
 
     def _routed_policy_gradient(self, log_prob, padded, pg_weight: torch.Tensor, global_info: dict):
-        """SRPO's term for correct samples: verl's vanilla PPO-clip loss on the GRPO advantages times the per-sample
-        routing weight (0 for failed and infra samples, which still count in the normaliser)."""
+        """SRPO's policy-gradient term: verl's vanilla PPO-clip loss on the GRPO advantages times the per-sample routing
+        weight (1 for every valid sample not routed to distillation; 0 for the distilled and infra samples, which still
+        count in the normaliser)."""
         self.grpo_config.global_batch_info.update(global_info)
         return get_policy_loss_fn("vanilla")(
             old_log_prob=padded["old_log_probs"],
