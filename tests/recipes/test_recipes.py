@@ -257,3 +257,12 @@ def test_shared_gpu_overrides_of_the_bench_runners_compose_into_the_vllm_engine_
     rollout = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
     assert rollout.gpu_memory_utilization == pytest.approx(0.1)
     assert int(rollout.engine_kwargs["vllm"]["kv_cache_memory_bytes"]) == 4_000_000_000
+
+
+def test_every_recipe_writes_to_its_own_run_folder():
+    recipes = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "recipes" / "recipe").glob("*.yaml"))
+    folders = {}
+    for name in recipes:
+        cfg = compose_recipe(name)
+        folders.setdefault((cfg.trainer.project_name, cfg.trainer.experiment_name), []).append(name)
+    assert {key: names for key, names in folders.items() if len(names) > 1} == {}
