@@ -12,7 +12,7 @@ from lean_env.judge import Judgement, judge
 from lean_env.screen import screen
 from lean_env.types import LeanBackend, Outcome, RunResult, Verdict
 
-INFRA_VERDICTS = frozenset({Verdict.INFRA, Verdict.TIMEOUT})
+INFRA_VERDICTS = frozenset({Verdict.INFRA, Verdict.TIMEOUT, Verdict.BAD_TASK})
 _ids = itertools.count()
 
 

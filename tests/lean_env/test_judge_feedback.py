@@ -7,7 +7,7 @@ import pytest
 
 from lean_env import LeanMessage, Outcome, RunResult, Verdict, build_check, judge, render_feedback, screen
 from lean_env.backends.common import parse_repl_response
-from lean_env.judge import parse_axioms
+from lean_env.judge import parse_audit
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures")
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
@@ -67,11 +67,13 @@ def test_verdict_table(plan):
         assert judge(result, plan).verdict is verdict, (result, verdict)
 
 
-def test_parse_axioms_handles_wrapping_and_none():
-    assert parse_axioms("'a' depends on axioms: [propext,\n Classical.choice,\n Quot.sound]") == (
-        "propext", "Classical.choice", "Quot.sound")
-    assert parse_axioms("'a' does not depend on any axioms") == ()
-    assert parse_axioms("hello") is None
+def test_parse_audit_handles_wrapping_quotes_in_names_and_none():
+    assert parse_audit("'a' depends on axioms: [propext,\n Classical.choice,\n Quot.sound]") == (
+        "a", ("propext", "Classical.choice", "Quot.sound"))
+    assert parse_audit("'a'' does not depend on any axioms") == ("a'", ())
+    assert parse_audit("'Foo.a' depends on axioms: [propext]") == ("Foo.a", ("propext",))
+    assert parse_audit("hello") is None
+    assert parse_audit("'a' depends on axioms: [propext]\n'b' does not depend on any axioms") is None
 
 
 def test_feedback_lines_relative_to_visible_code_with_context_and_goal(plan):
