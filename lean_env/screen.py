@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from lean_env.commands import Command, split_commands
 from lean_env.lexer import Token, lex, name_parts
 from lean_env.parse import extract_answer
-from lean_env.rules import DECLARATIONS, forbidden_name, helper_problem, prefix_problem, statement_names
+from lean_env.rules import ALLOWED_MODIFIERS, DECLARATIONS, forbidden_name, helper_problem, prefix_problem, statement_names
 from lean_env.text import suspicious_character
 from lean_env.types import Verdict
 
@@ -33,6 +33,7 @@ class Statement:
     core: str       # from `theorem` up to (excluding) the final `:=`
     signature: str  # the part of `core` after the name
     names: frozenset[str] = frozenset()   # identifiers the signature uses, minus its binders
+    modifiers: tuple[str, ...] = ()       # e.g. ProofNet's `noncomputable def`
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,15 @@ def parse_statement(formal_statement: str) -> Statement:
     for suffix in ("sorry", "by", ":="):
         if k > i + 2 and code[k - 1].text == suffix:
             k -= 1
-    line_start = formal_statement.rfind("\n", 0, code[i].start) + 1
+    first = i
+    while first > 0 and code[first - 1].text in ALLOWED_MODIFIERS:
+        first -= 1
+    line_start = formal_statement.rfind("\n", 0, code[first].start) + 1
     preamble = "".join(ln for ln in formal_statement[:line_start].splitlines(keepends=True)
                        if not (_code(ln)[:1] and _code(ln)[0].text == "import"))
-    return Statement(name=code[i + 1].text, preamble=preamble, core=formal_statement[code[i].start:code[k - 1].end],
+    return Statement(name=code[i + 1].text, preamble=preamble, core=formal_statement[code[first].start:code[k - 1].end],
                      signature=formal_statement[code[i + 1].end:code[k - 1].end],
-                     names=statement_names(code[i + 2:k]))
+                     names=statement_names(code[i + 2:k]), modifiers=tuple(t.text for t in code[first:i]))
 
 
 def _line(text: str, t: Token) -> int:
@@ -124,7 +128,7 @@ def _check_prefixes(cmd: Command, text: str) -> None:
 def _target_proof(cmd: Command, statement: Statement, text: str) -> int:
     """Offset where the proof starts, after checking the theorem's form and signature against the dataset's."""
     where = f"(line {_line(text, cmd.head)})"
-    if cmd.attributes or cmd.modifiers:
+    if cmd.attributes or not {m.text for m in cmd.modifiers} <= set(statement.modifiers):
         raise Reject(Verdict.FORBIDDEN, f"the theorem `{statement.name}` may not carry attributes or modifiers {where}")
     want = _expand(_code(statement.signature))
     if _expand(cmd.body[1:len(want) + 2])[:len(want)] == want:
@@ -211,5 +215,5 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
     proof = text[proof_from:]
     if not any(t.start >= proof_from and t.text != "by" for t in cmd.body + [p for i in cmd.inner for p in i.tokens]):
         return ScreenResult(False, "the proof after `:=` is empty", Verdict.NO_ANSWER, statement)
-    helpers = text[kept[0].start:cmd.head.start]
+    helpers = text[kept[0].start:(cmd.modifiers or [cmd.head])[0].start]
     return ScreenResult(True, "", None, statement, helpers, proof)
