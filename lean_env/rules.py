@@ -1,7 +1,8 @@
 """What the screen allows and forbids, as data plus small predicates (each returns a reason, or None when fine).
 
-- Names: a token is forbidden when one of its dotted parts (with `«»` removed) is in FORBIDDEN_PARTS, starts with
-  `unsafe`, or it starts with `Lean.` + a metaprogramming namespace. This covers native evaluation
+- Names: `sorry`, `admit`, `sorryAx` as a dotted part of an identifier mean SORRY. An identifier is forbidden when
+  a dotted part (with `«»` removed) is in FORBIDDEN_PARTS or starts with `unsafe`, or it starts with `Lean.` + a
+  metaprogramming namespace. This covers native evaluation
   (`native_decide`, `decide +native`, `(native := true)`, `Lean.ofReduceBool`), compiler hooks (`implemented_by`,
   `extern`), IO and elaboration-time code (`IO`, `by_elab`, `run_tac`, `Lean.Elab…`, `addDecl`, `evalExpr`) and
   proof-search suggestions (`exact?`). Commands such as `#eval`, `run_cmd`, `macro`, `instance` are not listed here:
@@ -15,6 +16,7 @@
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from lean_env.lexer import Token, name_parts
@@ -36,14 +38,22 @@ FORBIDDEN_PARTS = frozenset({
 _META = frozenset({"Elab", "Meta", "Environment", "Parser", "Compiler", "IR", "Syntax", "Macro"})
 
 
-def forbidden_name(t: Token) -> str | None:
-    if t.kind != "ident":
-        return None
-    parts = name_parts(t.text)
-    bad = next((p for p in parts if p in FORBIDDEN_PARTS or p.startswith("unsafe")), None)
-    if bad is None and len(parts) > 1 and parts[0] == "Lean" and parts[1] in _META:
-        bad = t.text
-    return None if bad is None else f"uses `{bad}`"
+_SORRY = re.compile(r"(?m)(?:^|\.)(sorry|admit|sorryAx)(?=\.|$)")
+_FORBIDDEN = re.compile("(?m)(?:^|\\.)(" + "|".join(re.escape(p) for p in sorted(FORBIDDEN_PARTS)) +
+                        r"|unsafe[^.\n]*)(?=\.|$)|^Lean\.(?:" + "|".join(sorted(_META)) + r")(?=\.|$)")
+
+
+def forbidden_names(idents: list[Token]) -> tuple[Token, str, bool] | None:
+    """The first identifier using a sorry-like name (then True) or else a forbidden one (False), with the name.
+
+    One regex pass over the identifiers joined by newlines, with `«»` removed: an escaped part such as
+    `«a.b»` is then read as two parts, which can only find more, never less."""
+    joined = "\n".join(t.text for t in idents).replace("«", "").replace("»", "")
+    for pattern, is_sorry in ((_SORRY, True), (_FORBIDDEN, False)):
+        m = pattern.search(joined)
+        if m:
+            return idents[joined.count("\n", 0, m.start())], m.group(1) or m.group(0), is_sorry
+    return None
 
 
 def prefix_problem(prefix: Prefix) -> str | None:

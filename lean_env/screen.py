@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from lean_env.commands import Command, split_commands
 from lean_env.lexer import Token, lex, name_parts
 from lean_env.parse import extract_answer
-from lean_env.rules import ALLOWED_MODIFIERS, DECLARATIONS, forbidden_name, helper_problem, prefix_problem, statement_names
+from lean_env.rules import ALLOWED_MODIFIERS, DECLARATIONS, forbidden_names, helper_problem, prefix_problem, statement_names
 from lean_env.text import suspicious_character
 from lean_env.types import Verdict
 
@@ -105,17 +105,15 @@ def _kept_from(code: list[Token], header: str | None) -> int:
 
 
 def _scan_names(code: list[Token], text: str) -> None:
-    """SORRY for sorry-like names, FORBIDDEN for other forbidden names and for lexing ambiguities."""
-    for t in code:
-        if t.kind == "error":
-            raise Reject(Verdict.FORBIDDEN, f"the answer contains {t.text} (line {_line(text, t)})")
-    for t in code:
-        if t.kind == "ident" and {"sorry", "admit", "sorryAx"} & set(name_parts(t.text)):
-            raise Reject(Verdict.SORRY, f"the answer uses `{t.text}` (line {_line(text, t)})")
-    for t in code:
-        why = forbidden_name(t)
-        if why:
-            raise Reject(Verdict.FORBIDDEN, f"the answer {why} (line {_line(text, t)})")
+    """FORBIDDEN for lexing ambiguities, SORRY for sorry-like names, FORBIDDEN for other forbidden names."""
+    error = next((t for t in code if t.kind == "error"), None)
+    if error is not None:
+        raise Reject(Verdict.FORBIDDEN, f"the answer contains {error.text} (line {_line(text, error)})")
+    hit = forbidden_names([t for t in code if t.kind == "ident"])
+    if hit is not None:
+        token, name, is_sorry = hit
+        raise Reject(Verdict.SORRY if is_sorry else Verdict.FORBIDDEN,
+                     f"the answer uses `{name}` (line {_line(text, token)})")
 
 
 def _check_prefixes(cmd: Command, text: str) -> None:
@@ -174,8 +172,9 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
             name = name_parts(cmd.body[0].text)
             if name == target_name and head.text != "abbrev":
                 if stack:
-                    raise Reject(Verdict.FORBIDDEN, f"the theorem `{statement.name}` must be at root, outside "
-                                                    f"`{stack[-1][0]} {'.'.join(stack[-1][1])}` {where}")
+                    opened = f"{stack[-1][0]} {'.'.join(stack[-1][1])}".strip()
+                    raise Reject(Verdict.FORBIDDEN, f"the theorem `{statement.name}` must be at root, outside `{opened}` "
+                                                    f"{where}")
                 target = (cmd, _target_proof(cmd, statement, text))
                 continue
             prefix = tuple(p for kind, parts in stack if kind == "namespace" for p in parts)
