@@ -129,21 +129,26 @@ def _read_command(code: list[Token], i: int, text: str) -> tuple[Command, int]:
         cmd.plain, i = _read_prefix(code, i)
     else:
         i += 1
-    after_assign = False
-    while i < len(code):
+    after_assign, body_from = False, i
+    while i < len(code):   # the hot loop: plain comparisons only
         t = code[i]
-        if t.kind == "ident" and t.text in PREFIX_KEYWORDS:
-            chain, j, opens = _read_chain(code, i)
-            if opens:
+        if t.kind == "ident":
+            if t.text in PREFIX_KEYWORDS:
+                chain, j, opens = _read_chain(code, i)
+                if opens:
+                    break
+                cmd.body.extend(code[body_from:i])
+                cmd.inner.extend(chain)   # prefixes of a tactic or term
+                i = body_from = j
+                continue
+            if t.text in _STARTERS or (after_assign and t.text not in CONTINUATIONS and _at_column_0(text, t)):
                 break
-            cmd.inner.extend(chain)   # prefixes of a tactic or term
-            i = j
-            continue
-        if _starts(t) or (after_assign and t.kind == "ident" and t.text not in CONTINUATIONS and _at_column_0(text, t)):
+        elif t.kind == "hash" or t.text == "@[":
             break
-        after_assign = after_assign or t.text in (":=", "|")
-        cmd.body.append(t)
+        elif t.text == ":=" or t.text == "|":
+            after_assign = True
         i += 1
+    cmd.body.extend(code[body_from:i])
     return cmd, i
 
 

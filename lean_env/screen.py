@@ -10,7 +10,8 @@ block has exactly this shape (comments anywhere; the rules live in `lean_env.rul
   theorem <name> <the dataset's signature, token for token> := <proof>     (at root; nothing after it)
 and no kept token uses `sorry`/`admit`/`sorryAx` (SORRY), a forbidden name or option (FORBIDDEN). Then
 `helpers + statement.core + " :=" + proof` is what the model wrote with its copy of the statement replaced by the
-dataset's. Every rejection has a reason that the feedback shows.
+dataset's. Every rejection has a reason that the feedback shows. Code blocks over MAX_CODE_CHARS are rejected
+unread, which bounds the screen's time (it is linear: about 0.3 s for 100k short lines, 1 s per MB of dense code).
 """
 from __future__ import annotations
 
@@ -44,6 +45,9 @@ class ScreenResult:
     statement: Statement | None = None
     helpers: str = ""                # model text kept before the theorem (helpers, open/set_option)
     proof: str | None = None         # model text after the statement's `:=`
+
+
+MAX_CODE_CHARS = 2_000_000   # far above any generation budget (128k tokens ~ 500k characters); bounds the screen
 
 
 class Reject(Exception):
@@ -201,6 +205,9 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
         return ScreenResult(False, extracted.reason, verdict, statement)
     text = extracted.code
     assert text is not None
+    if len(text) > MAX_CODE_CHARS:
+        return ScreenResult(False, f"the code block has {len(text)} characters (limit {MAX_CODE_CHARS})",
+                            Verdict.FORBIDDEN, statement)
     bad_char = suspicious_character(text)
     if bad_char:
         return ScreenResult(False, f"contains the character {bad_char}", Verdict.FORBIDDEN, statement)
