@@ -17,8 +17,8 @@ from lean_env.types import LeanMessage, Outcome, RunResult, Verdict
 ALLOWED_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 _SORRY_WARNING = re.compile(r"declaration uses ['`]sorry['`]")
 _UNKNOWN = re.compile(r"(?i)unknown (constant|identifier|declaration)")
-_AUDIT = re.compile(r"\s*'(?P<name>[^\n]+?)'\s+(?:depends on axioms:\s*\[(?P<axioms>[^\]]*)\]|does not depend on any axioms)\s*",
-                    re.S)
+_AUDIT = re.compile(r"\s*'(?P<name>[^\n]+?)'\s+"
+                    r"(?:depends on axioms:\s*\[(?P<axioms>[^\]]*)\]|does not depend on any axioms)\s*")
 NATIVE_AXIOMS = frozenset({"Lean.ofReduceBool", "Lean.ofReduceNat", "Lean.trustCompiler"})
 
 

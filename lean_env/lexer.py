@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-_LETTERLIKE = "\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1-\u03a2\u03a4-\u03a9\u03ca-\u03fb\u1f00-\u1ffe\u2100-\u214f" \
-              "\U0001d49c-\U0001d59f"
+_LETTERLIKE = ("\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1-\u03a2\u03a4-\u03a9\u03ca-\u03fb\u1f00-\u1ffe"
+               "\u2100-\u214f\U0001d49c-\U0001d59f")
 _ID_FIRST = "A-Za-z_" + _LETTERLIKE
 _ID_REST = _ID_FIRST + "0-9'!?\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a"
 _PART = f"(?:«[^»]*»|[{_ID_FIRST}][{_ID_REST}]*)"

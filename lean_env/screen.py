@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from lean_env.commands import Command, split_commands
 from lean_env.lexer import Token, lex, name_parts
 from lean_env.parse import extract_answer
-from lean_env.rules import ALLOWED_MODIFIERS, DECLARATIONS, forbidden_names, helper_problem, prefix_problem, statement_names
+from lean_env.rules import (
+    ALLOWED_MODIFIERS,
+    DECLARATIONS,
+    forbidden_names,
+    helper_problem,
+    prefix_problem,
+    statement_names,
+)
 from lean_env.text import suspicious_character
 from lean_env.types import Verdict
 
@@ -156,7 +163,8 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
             raise Reject(Verdict.FORBIDDEN, "`open … in`, `set_option … in` or a modifier ends the answer")
         where = f"(line {_line(text, head)})"
         if target is not None:
-            raise Reject(Verdict.FORBIDDEN, f"nothing may follow the theorem `{statement.name}`; found `{head.text}` {where}")
+            raise Reject(Verdict.FORBIDDEN,
+                         f"nothing may follow the theorem `{statement.name}`; found `{head.text}` {where}")
         decorated = bool(cmd.attributes or cmd.modifiers)
         if cmd.plain is not None:
             if decorated or cmd.body:
@@ -177,8 +185,8 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
             if name == target_name and head.text != "abbrev":
                 if stack:
                     opened = f"{stack[-1][0]} {'.'.join(stack[-1][1])}".strip()
-                    raise Reject(Verdict.FORBIDDEN, f"the theorem `{statement.name}` must be at root, outside `{opened}` "
-                                                    f"{where}")
+                    raise Reject(Verdict.FORBIDDEN,
+                                 f"the theorem `{statement.name}` must be at root, outside `{opened}` {where}")
                 target = (cmd, _target_proof(cmd, statement, text))
                 continue
             prefix = tuple(p for kind, parts in stack if kind == "namespace" for p in parts)
@@ -186,8 +194,8 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
             if why:
                 raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
         else:
-            raise Reject(Verdict.FORBIDDEN, f"`{head.text}` is not allowed {where}: only helper theorem/lemma/def/abbrev, "
-                                            "namespace/section … end, open and set_option may precede the theorem")
+            raise Reject(Verdict.FORBIDDEN, f"`{head.text}` is not allowed {where}: only helper theorem/lemma/def/"
+                                            "abbrev, namespace/section … end, open, set_option may precede the theorem")
     if target is None:
         raise Reject(Verdict.STATEMENT_MISMATCH, f"no `theorem {statement.name}` in the answer")
     return target

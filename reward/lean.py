@@ -133,7 +133,8 @@ def parse_ground_truth(ground_truth: Any) -> Task:
         raise ValueError(f"ground_truth must be a JSON object or mapping, got {type(gt).__name__}: {str(gt)[:200]!r}")
     statement, name, header = gt.get("formal_statement"), gt.get("name"), gt.get("header")
     if not isinstance(statement, str) or not statement.strip():
-        raise ValueError(f"ground_truth needs a non-empty string 'formal_statement' (keys: {sorted(map(str, gt))[:10]})")
+        raise ValueError("ground_truth needs a non-empty string 'formal_statement' "
+                         f"(keys: {sorted(map(str, gt))[:10]})")
     for key, value in (("name", name), ("header", header)):
         if value is not None and not isinstance(value, str):
             raise ValueError(f"ground_truth '{key}' must be a string, got {type(value).__name__}")

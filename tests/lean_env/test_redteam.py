@@ -12,7 +12,7 @@ ST = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
 SIG = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3"
 ST2 = "theorem t2 (x : ℝ) (h₀ : 0 ≤ x) : Real.sqrt (x ^ 2) = x := by\n"
 SIG2 = "theorem t2 (x : ℝ) (h₀ : 0 ≤ x) : Real.sqrt (x ^ 2) = x"
-HEADER = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat\n\n"
+HEADER = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat\n"
 OK = f"{SIG} := by\n  subst h\n  norm_num"
 FAKE = "theorem t1 : True := trivial"
 S, F, M, N = Verdict.SORRY, Verdict.FORBIDDEN, Verdict.STATEMENT_MISMATCH, Verdict.NO_ANSWER
@@ -25,7 +25,7 @@ SCREEN = [  # (family, statement, code, verdict)
     ("inert", ST, f"/-- {SIG} := by -/\n{FAKE}", M),
     ("inert", ST, f"-- {SIG} := by\n{FAKE}", M),
     ("inert", ST, f"def «{SIG} := by» := 1\n{FAKE}", M),
-    ("inert", ST, f"theorem «t1 (x : ℝ) (h : x = 2) : x + 1 = 3» : True := trivial", M),
+    ("inert", ST, "theorem «t1 (x : ℝ) (h : x = 2) : x + 1 = 3» : True := trivial", M),
     ("inert", ST, f"lemma a : True := by\n  #check ({SIG} := by norm_num)\n{FAKE}", F),
     ("inert", ST, f"example : True := by\n  trivial\n{OK}", F),
     ("inert", ST, f"{OK}\n{FAKE}", F),
@@ -43,7 +43,8 @@ SCREEN = [  # (family, statement, code, verdict)
     ("context", ST, f"noncomputable section\n{OK}", F),
     ("context", ST, f"lemma a : True := trivial namespace Real\n{OK}", F),
     ("context", ST, f"lemma a : True := by trivial; namespace Real\n{OK}\nend Real", F),
-    ("context", ST2, f"namespace Foo\nnoncomputable def Real.sqrt (x : ℝ) : ℝ := x\nend Foo\nopen Foo\n{SIG2} := by\n  simp", F),
+    ("context", ST2, f"namespace Foo\nnoncomputable def Real.sqrt (x : ℝ) : ℝ := x\nend Foo\nopen Foo\n{SIG2} := by simp",
+     F),
     ("context", ST2, f"def sqrt (x : ℝ) : ℝ := x\n{SIG2} := by\n  simp", Verdict.VALID),   # root `sqrt` is harmless
     ("context", ST, f"def ℝ := ℕ\n{OK}", F),
     ("context", ST, f'notation "ℝ" => ℕ\n{OK}', F),
@@ -56,7 +57,7 @@ SCREEN = [  # (family, statement, code, verdict)
     ("context", ST, f"class Cheat : Prop where\n  f : False\n{OK}", F),
     # the audit looks at the wrong constant
     ("constant", ST, f"namespace Foo\ntheorem t1 : True := trivial\nend Foo\nopen Foo\n{OK}", F),
-    ("constant", ST, f"namespace Foo\ntheorem _root_.t1 : True := trivial\nend Foo", F),
+    ("constant", ST, "namespace Foo\ntheorem _root_.t1 : True := trivial\nend Foo", F),
     ("constant", ST, f"private {OK}", F),
     ("constant", ST, f"@[simp] {OK}", F),
     # the tokenizer disagrees with Lean's: the hidden text must be seen
@@ -119,12 +120,12 @@ SCREEN = [  # (family, statement, code, verdict)
 
 ACCEPT = [  # (style, statement, code): legitimate outputs that must pass the screen
     ("kimina", ST, f"{HEADER}{SIG} := by\n  nlinarith [h, sq_nonneg (x - 2)]"),
-    ("deepseek", ST, f"{HEADER}/-- Show that x + 1 = 3. -/\n{SIG} := by\n  /- substitute -/\n  rw [h]  -- x = 2\n  norm_num"),
+    ("deepseek", ST, f"{HEADER}/-- Show that x + 1 = 3. -/\n{SIG} := by\n  /- substitute -/\n  rw [h] -- x=2\n  norm_num"),
     ("goedel", ST, f"{HEADER}{SIG} := by\n  have h_main : x + 1 = 3 := by\n    rw [h]\n    norm_num\n  exact h_main"),
     ("qwen", ST, f"open Real in\n{SIG} := by\n  norm_num [h]"),
     ("qwen", ST, f"set_option maxHeartbeats 400000 in\n{SIG} := by\n  norm_num [h]"),
     ("qwen", ST, f"open Real in\nset_option maxHeartbeats 400000 in\n{SIG} := by\n  norm_num [h]"),
-    ("helper", ST, f"private lemma aux (y : ℝ) (hy : y = 2) : y + 1 = 3 := by\n  rw [hy]; norm_num\n\n{SIG} := aux x h"),
+    ("helper", ST, f"private lemma aux (y : ℝ) (hy : y = 2) : y + 1 = 3 := by\n  rw [hy]; norm_num\n{SIG} := aux x h"),
     ("helper", ST, f"@[simp] lemma aux (y : ℝ) : y + 0 = y := by simp\n\n{OK}"),
     ("helper", ST, f"noncomputable def g (y : ℝ) : ℝ := y + 1\n\n{OK}"),
     ("helper", ST, f"def f : ℕ → ℕ\n  | 0 => 0\n  | n + 1 => f n\ntermination_by n => n\n\n{OK}"),

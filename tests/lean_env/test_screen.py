@@ -72,7 +72,8 @@ def test_context_changes_before_theorem_are_rejected(pre, answer):
     assert not r.ok and r.verdict is Verdict.FORBIDDEN, (pre, r)
 
 
-@pytest.mark.parametrize("pre", ["def y := 5\n", "abbrev R := ℕ\n", "open Nat in\n", "noncomputable def g (t : ℝ) := t\n",
+@pytest.mark.parametrize("pre", ["def y := 5\n", "abbrev R := ℕ\n", "open Nat in\n",
+                                 "noncomputable def g (t : ℝ) := t\n",
                                  "section\nlemma a : True := trivial\nend\n"])
 def test_fresh_helpers_and_prefixes_before_theorem_are_accepted(pre, answer):
     r = screen(STATEMENT, answer("norm_num", pre=pre))

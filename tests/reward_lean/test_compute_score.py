@@ -180,7 +180,8 @@ _ground_truths = st.one_of(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_ground_truths, st.one_of(st.none(), st.integers(), st.text(max_size=60), st.lists(_frag, max_size=12).map("".join)))
+@given(_ground_truths,
+       st.one_of(st.none(), st.integers(), st.text(max_size=60), st.lists(_frag, max_size=12).map("".join)))
 def test_compute_score_never_raises(gt, output):
     for d in score_all([output], gt=gt, **{**REPL, "timeout_s": 0.3, "timeout_retries": 0, "infra_retries": 0}):
         _contract(d)
