@@ -87,7 +87,7 @@ def _read_chain(code: list[Token], i: int) -> tuple[list[Prefix], int, bool]:
 
 
 def _at_column_0(text: str, t: Token) -> bool:
-    return t.start == 0 or text[t.start - 1] == "\n"
+    return t.start == 0 or text[t.start - 1] in "\n\r"
 
 
 def _closing(code: list[Token], i: int) -> int:

@@ -13,7 +13,7 @@ Kinds: ident, hash, num, str, char, name, comment, sym (one punctuation characte
 Departures (each makes the screen stricter, never laxer): a string containing `{` is an error (Lean reads it as an
 interpolated string after `s!`, `m!`, `throwError`, … and parses the braces as code); a comment opener glued to
 `<`, `/`, `|`, … is an error (Lean may lex `<-`, `//`, `|-` as one token and then no comment starts); a char
-literal glued to `∑`, `∏`, `¹`, … holding a quote, dash or slash is an error (`∑'` is one token in Mathlib).
+literal glued to `∑`, `∏`, `¹`, … holding anything but a letter or digit is an error (`∑'` is one token in Mathlib).
 """
 from __future__ import annotations
 
@@ -40,7 +40,6 @@ _CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)|[^\\])'", re.S)
 _NEST = re.compile(r"/-|-/")
 _GLUE_COMMENT = set("<>/\\|=+*-:!?.&^%$~")   # a comment opener right after these may be part of a Lean token
 _GLUE_QUOTE = set("∑∏¹×∘'")                   # `∑'`, `∏'`, `⁻¹'`, `×'`, `''` are Mathlib tokens
-_STRUCTURAL = set("\"'«»-/`{}\\")
 
 
 class Token(NamedTuple):
@@ -131,7 +130,7 @@ def _char(text: str, start: int, tokens: list[Token]) -> int:
         return start + 2
     c = _CHAR.match(text, start)
     glued = _glued(tokens, start, _GLUE_QUOTE)
-    if c is not None and glued and (c.group()[1] in _STRUCTURAL):
+    if c is not None and glued and not c.group()[1].isalnum():
         tokens.append(Token("error", "a quote after `∑`/`∏`/`¹` that Lean may read differently", start, c.end()))
         return c.end()
     if c is not None and not glued:

@@ -72,6 +72,8 @@ SCREEN = [  # (family, statement, code, verdict)
     ("tokenizer", ST, f'def s := r"\\" axiom cheat : False -- "\n{OK}', F),
     ("tokenizer", ST, f"lemma a (p : Prop) (h : p) : p := by exact h <--\naxiom cheat : False\n{OK}", F),
     ("tokenizer", ST, f"lemma a (s : Set ℕ) : s = s := by simp [∑'\"']\naxiom cheat : False\n{OK}", F),
+    ("tokenizer", ST, f"lemma a (f : ℕ → ℝ) : ∑'(' ' = ' ' := rfl\naxiom cheat : False\n{OK}", F),
+    ("tokenizer", ST, f"{SIG} := by\r\n  norm_num [h]\r\nsome_unknown_command", F),   # column 0 after CRLF
     ("tokenizer", ST, f"{OK}\n/- unterminated", F),
     ("tokenizer", ST, f'{OK}\ndef s := "unterminated', F),
     ("tokenizer", ST, f"{OK}\ndef «unterminated := 1", F),
