@@ -7,8 +7,9 @@ A new command starts at
   keyword, so an indented `#check` or `variable` is still a command;
 - `open …`/`set_option …` without `in`; with `in` they prefix the next command when one follows, else a tactic or
   term (then they are recorded in the body's `inner` list, so the screen still checks them);
-- an identifier at column 0 after a declaration's `:=` or first `|` (a tactic block cannot continue there) unless it
-  is a continuation keyword such as `termination_by`, `decreasing_by` or `where`.
+- an identifier at column 0 after a declaration's `:=` or first `|` unless it is a continuation (`termination_by`,
+  `decreasing_by`, `where`, a term keyword or a common tactic name): this catches command keywords that the list
+  above misses.
 """
 from __future__ import annotations
 
@@ -29,7 +30,13 @@ MODIFIERS = frozenset("private protected noncomputable partial unsafe nonrec loc
 PREFIX_KEYWORDS = frozenset({"open", "set_option"})
 CONTINUATIONS = frozenset("""
 termination_by decreasing_by where with then else do fun by at from in using calc show have let match if
-""".split())
+norm_num simp simp_all simpa dsimp linarith nlinarith positivity omega ring ring_nf field_simp decide rfl exact
+apply intro intros rintro refine use constructor cases rcases obtain induction rw rwa nth_rw nth_rewrite unfold
+subst specialize by_contra by_cases push_neg norm_cast push_cast exact_mod_cast all_goals any_goals interval_cases
+trivial tauto aesop gcongr left right ext funext congr contradiction exfalso split_ifs split generalize set suffices
+symm change first try repeat focus case next exists zify qify linear_combination bound
+""".split())   # keywords and tactic names: never a command, so harmless in column 0 (where all tactics of a block
+               # may stand)
 _STARTERS = COMMAND_KEYWORDS | MODIFIERS
 _STOPS_OPEN = COMMAND_KEYWORDS | MODIFIERS | PREFIX_KEYWORDS | CONTINUATIONS
 

@@ -145,6 +145,7 @@ ACCEPT = [  # (style, statement, code): legitimate outputs that must pass the sc
     ("lexing", ST, f"{SIG} := by\n  -- 代入（x = 2）后化简：\n  norm_num [h]"),
     ("lexing", ST, f"/--/ a doc comment that Lean reads to here: axiom cheat : False -/\n{OK}"),
     ("lexing", ST, f"{SIG} := by\n  norm_num [h] -- the `sorry`-free proof; /- not a comment start"),
+    ("lexing", ST, f"{SIG} := by\nsubst h\nnorm_num"),   # a tactic block in column 0
 ]
 
 
