@@ -3,7 +3,9 @@
 Contract: VALID only when Lean reported no error outside the audit line, no sorry, and the audit line carries exactly
 one info message, which is an axiom audit of exactly `'<name>'` (the dataset's name at root: `'Foo.<name>'` means a
 namespace redirected the audit) listing only propext, Classical.choice and Quot.sound. Native evaluation shows up
-there as `Lean.ofReduceBool`/`Lean.trustCompiler` and is FORBIDDEN.
+there as `Lean.ofReduceBool`/`Lean.trustCompiler` and is FORBIDDEN. When the plan has a statement check, an error on
+its line means the declared constant's type is not the dataset's statement elaborated in the clean header
+environment: STATEMENT_MISMATCH; the check's info answer is ignored.
 """
 from __future__ import annotations
 
@@ -63,7 +65,8 @@ def judge(result: RunResult, plan: CheckPlan) -> Judgement:
     if result.repl_error is not None:
         return Judgement(Verdict.INFRA, f"REPL error: {result.repl_error[:300]}")
     audit = [m for m in result.messages if m.line == plan.audit_line]
-    proof_msgs = [m for m in result.messages if m.line != plan.audit_line]
+    check = [m for m in result.messages if plan.check_line is not None and m.line == plan.check_line]
+    proof_msgs = [m for m in result.messages if m.line != plan.audit_line and m not in check]
     errors = tuple(m for m in proof_msgs if m.severity == "error")
     if errors:
         return Judgement(Verdict.LEAN_ERROR, f"{len(errors)} Lean error(s)", errors)
@@ -74,6 +77,10 @@ def judge(result: RunResult, plan: CheckPlan) -> Judgement:
         return Judgement(Verdict.STATEMENT_MISMATCH, f"`{plan.name}` was not declared (unknown constant)")
     if any(m.severity == "error" for m in audit):
         return Judgement(Verdict.LEAN_ERROR, "the axiom audit failed: " + audit[0].text[:200])
+    if any(m.severity == "error" for m in check):
+        text = next(m.text for m in check if m.severity == "error")
+        return Judgement(Verdict.STATEMENT_MISMATCH, f"Lean: `{plan.name}` does not have the dataset's statement as its "
+                                                     f"type ({text[:200]})")
     axioms = _audit(audit, plan.name)
     if isinstance(axioms, Judgement):
         return axioms

@@ -49,6 +49,7 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "infra_retries": 2,         # re-runs after an infrastructure failure
     "timeout_retries": 1,       # re-runs after a timeout
     "backoff_s": 1.0,           # first retry delay, doubled per retry
+    "statement_check": True,    # Lean confirms the theorem's type is the dataset statement's (lean_env.assemble)
 }
 # Types of the keys whose default is None (the others have their default's type): for command-line parsing.
 NONE_DEFAULT_TYPES: dict[str, type] = {"backend": str, "url": str, "api_key": str, "repl_command": str,
@@ -74,6 +75,8 @@ def resolve_config(**kwargs: Any) -> dict[str, Any]:
         kind = NONE_DEFAULT_TYPES.get(key) or type(CONFIG_DEFAULTS[key])
         if value is not None and kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ValueError(f"Lean reward option {key} must be a number, got {value!r}")
+        if kind is bool and not isinstance(value, bool):   # "false" would be truthy
+            raise ValueError(f"Lean reward option {key} must be true or false, got {value!r}")
     return cfg
 
 
@@ -96,7 +99,8 @@ def _make_backend(cfg: Mapping[str, Any]) -> LeanBackend:
 
 
 def _backend_key(cfg: Mapping[str, Any]) -> tuple:
-    return tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in ("timeout_s", "infra_retries", "timeout_retries", "backoff_s")))
+    per_call = ("timeout_s", "infra_retries", "timeout_retries", "backoff_s", "statement_check")
+    return tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in per_call))
 
 
 def get_backend(cfg: Mapping[str, Any]) -> LeanBackend:
@@ -155,7 +159,7 @@ async def score_one(task: Task, solution_str: Any, cfg: Mapping[str, Any], finis
     result = await verify(task, solution_str if isinstance(solution_str, str) else "", backend,
                           finish_reason=finish_reason, timeout_s=float(cfg["timeout_s"]),
                           infra_retries=int(cfg["infra_retries"]), timeout_retries=int(cfg["timeout_retries"]),
-                          backoff_s=float(cfg["backoff_s"]))
+                          backoff_s=float(cfg["backoff_s"]), statement_check=bool(cfg["statement_check"]))
     if result.infra:
         log.warning("Lean infra failure (masked): %s", result.detail)
     return _as_dict(result.verdict, result.feedback, result.lean_time_s, result.infra)

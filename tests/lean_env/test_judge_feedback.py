@@ -120,7 +120,7 @@ def test_real_repl_answers_decode_and_judge_sorry_warnings():
         if any("declaration uses `sorry`" in m["data"] for m in obj.get("messages", [])):
             n_sorry_warnings += 1
             errors = [m for m in r.messages if m.severity == "error"]
-            plan_like = type("P", (), {"audit_line": -1, "name": "x"})()
+            plan_like = type("P", (), {"audit_line": -1, "check_line": None, "name": "x"})()
             assert judge(r, plan_like).verdict in ((Verdict.LEAN_ERROR,) if errors else (Verdict.SORRY,))
     assert n_sorry_warnings > 20
 

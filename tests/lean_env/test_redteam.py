@@ -200,6 +200,19 @@ def test_judge_layer(family, infos, verdict):
     assert judge(_audit_run(plan, *infos), plan).verdict is verdict
 
 
+def test_judge_layer_statement_check():
+    """Context that changed what the statement means (e.g. a scoped instance from `open X in`): the declared theorem's
+    type is not the reference elaborated in the clean header, and Lean's `#check (rfl : … = …)` fails."""
+    plan = build_check(screen(ST, _answer(f"open Foo in\n{OK}")))
+    assert plan.check_line == plan.audit_line + 1 and "axiom sdpo_ref_" in plan.snippet.body
+    run = RunResult("x", Outcome.OK, 0.5, _audit_run(plan, f"'t1' depends on axioms: [{STD}]").messages + (
+        LeanMessage("error", plan.check_line, 7, None, None, "type mismatch\n  rfl\nhas type\n  ?a = ?a"),))
+    assert judge(run, plan).verdict is M
+    ok = RunResult("x", Outcome.OK, 0.5, _audit_run(plan, f"'t1' depends on axioms: [{STD}]").messages + (
+        LeanMessage("info", plan.check_line, 0, None, None, "rfl : (∀ (x : ℝ), x = 2 → x + 1 = 3) = …"),))
+    assert judge(ok, plan).verdict is Verdict.VALID
+
+
 def test_judge_layer_unknown_constant_and_audit_errors():
     plan = build_check(screen(ST, _answer(OK)))
     unknown = RunResult("x", Outcome.OK, 0.1, (LeanMessage("error", plan.audit_line, 15, None, None,

@@ -91,6 +91,8 @@ def test_config_errors_are_loud_and_verl_kwargs_are_accepted():
         rl.resolve_config(mem_limit_mb="4000")
     with pytest.raises(ValueError, match="timeout_s must be a number"):
         rl.resolve_config(timeout_s="fast")
+    with pytest.raises(ValueError, match="statement_check must be true or false"):
+        rl.resolve_config(statement_check="false")
     assert rl.resolve_config(timeout_s=30, max_rss_mb=5000.5)["timeout_s"] == 30
     assert rl.resolve_config(reward_router_address=None)["backend"] in ("kimina", "repl", "repl-ray")
     with pytest.raises(ValueError, match="formal_statement"):
@@ -154,6 +156,15 @@ def test_malformed_ground_truth_is_a_clear_data_error_and_a_masked_score(gt, why
     (d,) = score_all([answer("norm_num")], gt=gt, **REPL)
     _contract(d)
     assert d["verdict"] == "bad_task" and d["infra"] == 1.0 and d["score"] == 0.0
+
+
+def test_statement_check_failure_is_a_statement_mismatch_and_can_be_switched_off(answer):
+    rules = json.dumps([{"match": "RETYPED", "outcome": "retyped"}])
+    repl = {**REPL, "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules '{rules}'"}
+    (d,) = score_all([answer("norm_num -- RETYPED")], **repl)
+    assert d["verdict"] == "statement_mismatch" and "dataset's statement" in d["feedback"]
+    (d,) = score_all([answer("norm_num -- RETYPED")], **repl, statement_check=False)
+    assert d["verdict"] == "valid"
 
 
 def test_lone_surrogate_in_output_is_bad_output_not_infra(answer):
