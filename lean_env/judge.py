@@ -79,8 +79,8 @@ def judge(result: RunResult, plan: CheckPlan) -> Judgement:
         return Judgement(Verdict.LEAN_ERROR, "the axiom audit failed: " + audit[0].text[:200])
     if any(m.severity == "error" for m in check):
         text = next(m.text for m in check if m.severity == "error")
-        return Judgement(Verdict.STATEMENT_MISMATCH, f"Lean: `{plan.name}` does not have the dataset's statement as its "
-                                                     f"type ({text[:200]})")
+        return Judgement(Verdict.STATEMENT_MISMATCH,
+                         f"Lean: `{plan.name}` does not have the dataset's statement as its type ({text[:200]})")
     axioms = _audit(audit, plan.name)
     if isinstance(axioms, Judgement):
         return axioms

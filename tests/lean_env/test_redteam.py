@@ -43,8 +43,8 @@ SCREEN = [  # (family, statement, code, verdict)
     ("context", ST, f"noncomputable section\n{OK}", F),
     ("context", ST, f"lemma a : True := trivial namespace Real\n{OK}", F),
     ("context", ST, f"lemma a : True := by trivial; namespace Real\n{OK}\nend Real", F),
-    ("context", ST2, f"namespace Foo\nnoncomputable def Real.sqrt (x : ℝ) : ℝ := x\nend Foo\nopen Foo\n{SIG2} := by simp",
-     F),
+    ("context", ST2, f"namespace Foo\nnoncomputable def Real.sqrt (x : ℝ) : ℝ := x\nend Foo\nopen Foo\n{SIG2} := by\n"
+                     "  simp", F),
     ("context", ST2, f"def sqrt (x : ℝ) : ℝ := x\n{SIG2} := by\n  simp", Verdict.VALID),   # root `sqrt` is harmless
     ("context", ST, f"def ℝ := ℕ\n{OK}", F),
     ("context", ST, f'notation "ℝ" => ℕ\n{OK}', F),
@@ -122,7 +122,7 @@ SCREEN = [  # (family, statement, code, verdict)
 
 ACCEPT = [  # (style, statement, code): legitimate outputs that must pass the screen
     ("kimina", ST, f"{HEADER}{SIG} := by\n  nlinarith [h, sq_nonneg (x - 2)]"),
-    ("deepseek", ST, f"{HEADER}/-- Show that x + 1 = 3. -/\n{SIG} := by\n  /- substitute -/\n  rw [h] -- x=2\n  norm_num"),
+    ("deepseek", ST, f"{HEADER}/-- Show that x + 1 = 3. -/\n{SIG} := by\n  /- substitute -/\n  rw [h]\n  norm_num"),
     ("goedel", ST, f"{HEADER}{SIG} := by\n  have h_main : x + 1 = 3 := by\n    rw [h]\n    norm_num\n  exact h_main"),
     ("qwen", ST, f"open Real in\n{SIG} := by\n  norm_num [h]"),
     ("qwen", ST, f"set_option maxHeartbeats 400000 in\n{SIG} := by\n  norm_num [h]"),
