@@ -18,6 +18,8 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from lean_env.commands import split_commands
+from lean_env.lexer import lex
 from lean_env.screen import ScreenResult
 from lean_env.types import Snippet
 
@@ -44,6 +46,15 @@ def split_header(header: str) -> tuple[str, str]:
     return imports, "".join(lines[k:])
 
 
+def _trailing_prefixes(preamble: str) -> int:
+    """Offset where a trailing `open … in` / `set_option … in` chain of `preamble` starts (len if none)."""
+    code = [t for t in lex(preamble) if t.kind != "comment"]
+    commands = split_commands(code, preamble)
+    if commands and commands[-1].head is None and commands[-1].prefixes:
+        return commands[-1].prefixes[0].tokens[0].start
+    return len(preamble)
+
+
 def _with_newline(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
 
@@ -57,8 +68,9 @@ def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id
     imports, rest = split_header(header)
     reference = f"sdpo_ref_{secrets.token_hex(8)}"
     trusted = _with_newline(rest) + _with_newline(st.preamble)
-    if statement_check:
-        trusted += f"axiom {reference}{st.signature}\n"
+    if statement_check:   # a preamble ending in `open X in` prefixes the reference and, again, what follows
+        chain = _with_newline(st.preamble)[_trailing_prefixes(_with_newline(st.preamble)):]
+        trusted += f"axiom {reference}{st.signature}\n" + _with_newline(chain)
     visible = _with_newline(screened.helpers + st.core + " :=" + screened.proof)
     body = trusted + visible + "\n#print axioms " + st.name + "\n"
     offset = trusted.count("\n")

@@ -30,6 +30,15 @@ def _result(*messages, n_sorries=0, outcome=Outcome.OK, repl_error=None):
     return RunResult("x", outcome, 0.1, tuple(messages), n_sorries, repl_error=repl_error)
 
 
+def test_statement_check_reference_shares_a_trailing_open_in_of_the_preamble(answer):
+    st_ = "open Real in\ntheorem t3 : Real.pi > 3 := by\n"
+    plan = build_check(screen(st_, "```lean4\ntheorem t3 : Real.pi > 3 := by\n  exact Real.pi_gt_three\n```"))
+    body = plan.snippet.body
+    assert "open Real in\naxiom sdpo_ref_" in body and "\nopen Real in\ntheorem t3" in body
+    assert body.split("\n")[plan.visible_offset].startswith("theorem t3 : Real.pi > 3 :=")
+    assert body.split("\n")[plan.check_line - 1].startswith("#check (rfl : type_of% @_root_.t3 = type_of% @sdpo_ref_")
+
+
 def test_assembled_file_uses_trusted_header_dataset_statement_and_audit(plan):
     s = plan.snippet
     assert s.header == "import Mathlib\nimport Aesop\n"
