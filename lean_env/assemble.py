@@ -2,16 +2,24 @@
 
 Layout of `Snippet.body` (line 1 = first body line):
   non-import header lines, dataset preamble      <- trusted
+  `axiom sdpo_ref_<nonce> <dataset signature>`   <- reference, elaborated before any model code (statement check)
   model helper lemmas, dataset statement `:=` model proof   <- "visible" code, line 1 = first line
   (blank line) `#print axioms <name>`            <- axiom audit at `audit_line`
+  `#check (rfl : type_of% @_root_.<name> = type_of% @sdpo_ref_<nonce>)`   <- statement check at `check_line`
+The statement check makes Lean confirm that the constant the proof declared has, up to definitional equality, the
+type of the dataset's statement elaborated in the clean header environment: so a statement whose notation, instances
+or names the model's code changed fails there. The nonce is drawn per check, so model code cannot name the reference.
 Feedback line numbers count from the first line of the visible code, i.e. the code the model
 wrote with the dataset's statement substituted for its own copy.
 """
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 
+from lean_env.commands import split_commands
+from lean_env.lexer import lex
 from lean_env.screen import ScreenResult
 from lean_env.types import Snippet
 
@@ -25,6 +33,7 @@ class CheckPlan:
     visible_offset: int           # body line number = visible line number + visible_offset
     audit_line: int               # body line of the appended `#print axioms`
     visible_source: str
+    check_line: int | None = None  # body line of the statement check (None: no check)
 
 
 def split_header(header: str) -> tuple[str, str]:
@@ -37,19 +46,36 @@ def split_header(header: str) -> tuple[str, str]:
     return imports, "".join(lines[k:])
 
 
+def _trailing_prefixes(preamble: str) -> int:
+    """Offset where a trailing `open … in` / `set_option … in` chain of `preamble` starts (len if none)."""
+    code = [t for t in lex(preamble) if t.kind != "comment"]
+    commands = split_commands(code, preamble)
+    if commands and commands[-1].head is None and commands[-1].prefixes:
+        return commands[-1].prefixes[0].tokens[0].start
+    return len(preamble)
+
+
 def _with_newline(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
 
 
-def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id: str = "0") -> CheckPlan:
-    """Build the snippet for an accepted screen result."""
+def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id: str = "0", *,
+                statement_check: bool = True) -> CheckPlan:
+    """Build the snippet for an accepted screen result (with the statement check unless `statement_check=False`)."""
     if not screened.ok or screened.statement is None or screened.proof is None:
         raise ValueError("build_check needs an accepted ScreenResult")
     st = screened.statement
     imports, rest = split_header(header)
+    reference = f"sdpo_ref_{secrets.token_hex(8)}"
     trusted = _with_newline(rest) + _with_newline(st.preamble)
+    if statement_check:   # a preamble ending in `open X in` prefixes the reference and, again, what follows
+        chain = _with_newline(st.preamble)[_trailing_prefixes(_with_newline(st.preamble)):]
+        trusted += f"axiom {reference}{st.signature}\n" + _with_newline(chain)
     visible = _with_newline(screened.helpers + st.core + " :=" + screened.proof)
     body = trusted + visible + "\n#print axioms " + st.name + "\n"
     offset = trusted.count("\n")
     audit_line = offset + visible.count("\n") + 2
-    return CheckPlan(Snippet(snippet_id, _with_newline(imports), body), st.name, offset, audit_line, visible)
+    if statement_check:
+        body += f"#check (rfl : type_of% @_root_.{st.name} = type_of% @{reference})\n"
+    return CheckPlan(Snippet(snippet_id, _with_newline(imports), body), st.name, offset, audit_line, visible,
+                     audit_line + 1 if statement_check else None)

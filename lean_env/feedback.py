@@ -23,7 +23,7 @@ def render_feedback(judgement: Judgement, plan: CheckPlan | None = None, *, max_
                     max_message_chars: int = 600, context_before: int = 2, context_after: int = 1,
                     max_chars: int = 3000) -> str:
     v = judgement.verdict
-    if v in (Verdict.VALID, Verdict.INFRA, Verdict.TIMEOUT):
+    if v in (Verdict.VALID, Verdict.INFRA, Verdict.TIMEOUT, Verdict.BAD_TASK):
         return ""
     if v is not Verdict.LEAN_ERROR or plan is None or not judgement.errors:
         return _FIXED.get(v, "{detail}").format(detail=judgement.detail.rstrip("."))[:max_chars]

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from lean_env.text import blank_comments
+from lean_env.lexer import lex
 
 _FENCE = re.compile(r"```")
 _LEAN_INFO = re.compile(r"(?i)^(lean4|lean)\b")
@@ -21,6 +21,14 @@ class Extracted:
     status: Literal["ok", "no_answer", "truncated"]
     code: str | None
     reason: str
+
+
+def _has_code(text: str) -> bool:
+    """Whether `text` holds anything but comments (lexes only when it starts with a comment)."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("--", "/-")):
+        return bool(stripped)
+    return any(t.kind != "comment" for t in lex(text))
 
 
 def extract_answer(model_output: str | None, finish_reason: str | None = None) -> Extracted:
@@ -53,6 +61,6 @@ def extract_answer(model_output: str | None, finish_reason: str | None = None) -
         pos = close.end()
     if last is None:
         return Extracted("no_answer", None, "no ```lean4 block after the reasoning")
-    if not blank_comments(last).strip():
+    if not _has_code(last):
         return Extracted("no_answer", None, "the ```lean4 block is empty")
     return Extracted("ok", last, "")

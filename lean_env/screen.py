@@ -1,54 +1,35 @@
-"""Screen a model output before any Lean run (lexical anti-cheat and statement integrity).
+"""Screen a model output before any Lean run: an allowlist of commands over a Lean-faithful token stream.
 
-All checks run on NFKC-normalised text with comments removed. The screen never raises on
-any input string; `screen(...).ok` is True only for outputs worth sending to Lean.
-Accepted shape of the answer block:
-  [header lines: import / set_option / open (dropped, the trusted header is used instead)]
-  [helper `theorem`/`lemma` declarations (kept, checked by Lean and by the axiom audit)]
-  theorem <name> <the dataset's signature, any whitespace/comments> := <proof>
+Contract: `screen` never raises on any model output and runs in linear time. `.ok` is True only when the answer
+block has exactly this shape (comments anywhere; the rules live in `lean_env.rules`):
+  `import` lines and a verbatim copy of the trusted header            (dropped: the trusted header is used)
+  any of, each optionally after `open … in` / `set_option … in`:
+    helper `theorem`/`lemma`/`def`/`abbrev` under a fresh name (modifiers private/protected/noncomputable,
+      allowlisted attributes), `namespace X … end X` / `section … end` around helpers,
+    plain `open A B`, `set_option <allowlisted option> <value>`
+  theorem <name> <the dataset's signature, token for token> := <proof>     (at root; nothing after it)
+and no kept token uses `sorry`/`admit`/`sorryAx` (SORRY), a forbidden name or option (FORBIDDEN). Then
+`helpers + statement.core + " :=" + proof` is what the model wrote with its copy of the statement replaced by the
+dataset's. Every rejection has a reason that the feedback shows. Code blocks over MAX_CODE_CHARS are rejected
+unread, which bounds the screen's time (it is linear: about 0.3 s for 100k short lines, 1 s per MB of dense code).
 """
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 
+from lean_env.commands import Command, split_commands
+from lean_env.lexer import Token, lex, name_parts
 from lean_env.parse import extract_answer
-from lean_env.text import blank_comments, normalise, suspicious_character
-from lean_env.types import Verdict
-
-_ID = r"[^\s():{}\[\]⦃⦄,]+"
-_DECL = re.compile(
-    r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*(theorem|lemma|def)\s+(" + _ID + ")"
+from lean_env.rules import (
+    ALLOWED_MODIFIERS,
+    DECLARATIONS,
+    forbidden_names,
+    helper_problem,
+    prefix_problem,
+    statement_names,
 )
-_HEADER_LINE = re.compile(r"^\s*(import\s+\S.*|set_option\s+\S+\s+\S+\s*|open\s+[^\n]*)$")
-_WORD = r"(?<![\w.'!?]){}(?![\w'!?])"
-# (pattern, reason) checked anywhere in the answer block.
-_ANYWHERE = r"(?<![\w'!?]){}(?![\w'!?])"   # also after a dot: `Lean.ofReduceBool`
-_SORRY_WORDS = [(re.compile(_WORD.format("sorry")), "uses `sorry`"), (re.compile(_WORD.format("admit")), "uses `admit`"),
-                (re.compile(_ANYWHERE.format("sorryAx")), "uses `sorryAx`")]
-_DENY = [
-    (re.compile(_WORD.format(w)), f"uses `{w}`")
-    for w in ("axiom", "axioms", "implemented_by", "extern", "unsafe", "macro", "macro_rules", "syntax",
-              "notation", "infix", "infixl", "infixr", "prefix", "postfix", "elab", "elab_rules",
-              "run_cmd", "run_tac", "run_elab", "run_meta", "initialize", "builtin_initialize", "Lean.Elab", "Lean.Environment", "declare_syntax_cat", "csimp", "opaque")
-] + [
-    (re.compile(_ANYWHERE.format(w)), f"uses `{w}`")
-    for w in ("native_decide", "ofReduceBool", "ofReduceNat", "trustCompiler", "addDecl", "addAndCompile")
-] + [
-    (re.compile(r"#(exit|eval|reduce|print|check_failure|guard_msgs|help|synth)\b"), "uses a `#` command"),
-    (re.compile(r"\+native\b|native\s*:=\s*true"), "uses native evaluation"),
-    (re.compile(r"(?<![\w.])debug\."), "sets a `debug.*` option"),
-    (re.compile(r"(?<![\w.])(exact|apply|rw|hint)\?"), "uses a proof-search suggestion tactic (`exact?`/`apply?`)"),
-]
-# Only in the part that is sent to Lean (helpers + proof), not in the dropped header lines.
-_DENY_IN_BODY = [
-    (re.compile(r"(?m)^\s*import\b"), "has `import` after the header"),
-    (re.compile(r"(?m)^\s*(namespace|section|end)\b"), "opens or closes a namespace/section"),
-]
-# Top-level commands allowed before the theorem, besides header lines.
-_HELPER_START = re.compile(r"^(@\[\s*simp\s*\]\s*)?(theorem|lemma)\b")
-_PUNCT = set("()[]{},:⦃⦄⟨⟩")
+from lean_env.text import suspicious_character
+from lean_env.types import Verdict
 
 
 @dataclass(frozen=True)
@@ -56,9 +37,11 @@ class Statement:
     """A dataset's formal statement split into parts (all exact original text)."""
 
     name: str
-    preamble: str   # non-import text before the theorem keyword (trusted: open/set_option lines)
+    preamble: str   # non-import text before the theorem's line (trusted: open/set_option lines)
     core: str       # from `theorem` up to (excluding) the final `:=`
     signature: str  # the part of `core` after the name
+    names: frozenset[str] = frozenset()   # identifiers the signature uses, minus its binders
+    modifiers: tuple[str, ...] = ()       # e.g. ProofNet's `noncomputable def`
 
 
 @dataclass(frozen=True)
@@ -67,73 +50,155 @@ class ScreenResult:
     reason: str
     verdict: Verdict | None = None   # None when ok
     statement: Statement | None = None
-    helpers: str = ""                # model's helper lemmas placed before the theorem
+    helpers: str = ""                # model text kept before the theorem (helpers, open/set_option)
     proof: str | None = None         # model text after the statement's `:=`
 
 
+MAX_CODE_CHARS = 2_000_000   # far above any generation budget (128k tokens ~ 500k characters); bounds the screen
+
+
+class Reject(Exception):
+    """A screen rejection: `verdict` and the reason shown in the feedback."""
+
+    def __init__(self, verdict: Verdict, reason: str):
+        super().__init__(reason)
+        self.verdict, self.reason = verdict, reason
+
+
+def _code(text: str) -> list[Token]:
+    return [t for t in lex(text) if t.kind != "comment"]
+
+
+def _expand(tokens: list[Token]) -> list[str]:
+    """Token texts with symbol runs split into characters, so `) :` and `):` compare equal."""
+    return [c for t in tokens for c in (t.text if t.kind == "sym" else (t.text,))]
+
+
 def parse_statement(formal_statement: str) -> Statement:
-    """Split a dataset statement (`theorem n … := by`, `… := sorry`, `… :=` or whole file)."""
+    """Split a dataset statement (`theorem n … := by`, `… := sorry`, `… :=` or a whole file); ValueError if none."""
     if not isinstance(formal_statement, str):
         raise ValueError("formal_statement must be a string")
-    blank = blank_comments(formal_statement)
-    m = _DECL.search(blank)
-    if m is None:
+    code = _code(formal_statement)
+    i = next((k for k in range(len(code) - 1) if code[k].kind == "ident" and code[k].text in DECLARATIONS
+              and code[k + 1].kind == "ident"), None)
+    if i is None:
         raise ValueError(f"no `theorem <name>` in formal statement: {formal_statement[:200]!r}")
-    end = len(blank.rstrip())
+    k = len(code)
     for suffix in ("sorry", "by", ":="):
-        stripped = blank[:end].rstrip()
-        if stripped.endswith(suffix):
-            end = len(stripped) - len(suffix)
-            if suffix == ":=":
+        if k > i + 2 and code[k - 1].text == suffix:
+            k -= 1
+    first = i
+    while first > 0 and code[first - 1].text in ALLOWED_MODIFIERS:
+        first -= 1
+    line_start = formal_statement.rfind("\n", 0, code[first].start) + 1
+    preamble = "".join(ln for ln in formal_statement[:line_start].splitlines(keepends=True)
+                       if not (_code(ln)[:1] and _code(ln)[0].text == "import"))
+    return Statement(name=code[i + 1].text, preamble=preamble, core=formal_statement[code[first].start:code[k - 1].end],
+                     signature=formal_statement[code[i + 1].end:code[k - 1].end],
+                     names=statement_names(code[i + 2:k]), modifiers=tuple(t.text for t in code[first:i]))
+
+
+def _line(text: str, t: Token) -> int:
+    return text.count("\n", 0, t.start) + 1
+
+
+def _kept_from(code: list[Token], header: str | None) -> int:
+    """Index of the first kept token: after leading `import`s and a verbatim copy of the trusted header."""
+    i = 0
+    while i + 1 < len(code) and code[i].text == "import" and code[i + 1].kind == "ident":
+        i += 2
+    if header:
+        trusted = _code(header)
+        copy = [t.text for t in trusted[_kept_from(trusted, None):]]
+        if copy and [t.text for t in code[i:i + len(copy)]] == copy:
+            i += len(copy)
+    return i
+
+
+def _scan_names(code: list[Token], text: str) -> None:
+    """FORBIDDEN for lexing ambiguities, SORRY for sorry-like names, FORBIDDEN for other forbidden names."""
+    error = next((t for t in code if t.kind == "error"), None)
+    if error is not None:
+        raise Reject(Verdict.FORBIDDEN, f"the answer contains {error.text} (line {_line(text, error)})")
+    hit = forbidden_names([t for t in code if t.kind == "ident"])
+    if hit is not None:
+        token, name, is_sorry = hit
+        raise Reject(Verdict.SORRY if is_sorry else Verdict.FORBIDDEN,
+                     f"the answer uses `{name}` (line {_line(text, token)})")
+
+
+def _check_prefixes(cmd: Command, text: str) -> None:
+    for prefix in cmd.prefixes + cmd.inner + ([cmd.plain] if cmd.plain else []):
+        why = prefix_problem(prefix)
+        if why:
+            raise Reject(Verdict.FORBIDDEN, f"{why} (line {_line(text, prefix.tokens[0])})")
+
+
+def _target_proof(cmd: Command, statement: Statement, text: str) -> int:
+    """Offset where the proof starts, after checking the theorem's form and signature against the dataset's."""
+    where = f"(line {_line(text, cmd.head)})"
+    if cmd.attributes or not {m.text for m in cmd.modifiers} <= set(statement.modifiers):
+        raise Reject(Verdict.FORBIDDEN, f"the theorem `{statement.name}` may not carry attributes or modifiers {where}")
+    want = _expand(_code(statement.signature))
+    if _expand(cmd.body[1:len(want) + 2])[:len(want)] == want:
+        seen = 0
+        for t in cmd.body[1:len(want) + 2]:
+            if seen == len(want):
+                if t.text == ":=":
+                    return t.end
                 break
-    end = len(blank[:end].rstrip())
-    start = m.start(1)
-    pre_lines = [ln for ln in formal_statement[: m.start()].splitlines(keepends=True)
-                 if not re.match(r"\s*import\b", blank_comments(ln))]
-    return Statement(
-        name=m.group(2),
-        preamble="".join(pre_lines),
-        core=formal_statement[start:end],
-        signature=formal_statement[m.end(2):end],
-    )
+            seen += len(t.text) if t.kind == "sym" else 1
+    raise Reject(Verdict.STATEMENT_MISMATCH, f"the statement of `{statement.name}` was changed {where}")
 
 
-def _canonical(text: str, offset: int = 0) -> tuple[str, list[int]]:
-    """NFKC, comment-free, whitespace-insensitive form of `text` with an index map back."""
-    chars: list[tuple[str, int]] = []
-    for i, ch in enumerate(blank_comments(text)):
-        for c in unicodedata.normalize("NFKC", ch):
-            if c.isspace():
-                if chars and chars[-1][0] != " ":
-                    chars.append((" ", i + offset))
-            else:
-                chars.append((c, i + offset))
-    kept = [
-        (c, i) for k, (c, i) in enumerate(chars)
-        if c != " " or not (k == 0 or k == len(chars) - 1 or chars[k - 1][0] in _PUNCT or chars[k + 1][0] in _PUNCT)
-    ]
-    return "".join(c for c, _ in kept), [i for _, i in kept]
-
-
-def _deny(text: str, rules) -> str | None:
-    for pattern, reason in rules:
-        if pattern.search(text):
-            return reason
-    return None
-
-
-def _skip_trusted_header(pre: str, header: str | None) -> str:
-    """`pre` without a verbatim (whitespace/comment-insensitive) copy of the trusted header's
-    non-import part, e.g. ProofNet headers that define `f` before the theorem."""
-    if not header:
-        return pre
-    rest = "".join(ln for ln in header.splitlines(keepends=True) if not re.match(r"\s*import\b", ln))
-    want, _ = _canonical(rest)
-    body = "".join(ln if not re.match(r"\s*import\b", blank_comments(ln)) else "\n" for ln in pre.splitlines(keepends=True))
-    have, index = _canonical(body)
-    if not want or not have.startswith(want):
-        return pre
-    return body[index[len(want) - 1] + 1:]
+def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Command, int]:
+    """Apply the allowlist; return the target theorem's command and the offset where its proof starts."""
+    stack: list[tuple[str, tuple[str, ...]]] = []
+    target: tuple[Command, int] | None = None
+    target_name = name_parts(statement.name)
+    for cmd in commands:
+        _check_prefixes(cmd, text)
+        head = cmd.head
+        if head is None:
+            raise Reject(Verdict.FORBIDDEN, "`open … in`, `set_option … in` or a modifier ends the answer")
+        where = f"(line {_line(text, head)})"
+        if target is not None:
+            raise Reject(Verdict.FORBIDDEN,
+                         f"nothing may follow the theorem `{statement.name}`; found `{head.text}` {where}")
+        decorated = bool(cmd.attributes or cmd.modifiers)
+        if cmd.plain is not None:
+            if decorated or cmd.body:
+                raise Reject(Verdict.FORBIDDEN, f"unexpected text after `{head.text}` {where}")
+        elif head.text in ("namespace", "section"):
+            names = [name_parts(t.text) for t in cmd.body if t.kind == "ident"]
+            if len(cmd.body) != len(names) or len(names) > 1 or (head.text == "namespace" and not names) or \
+                    cmd.attributes or [m.text for m in cmd.modifiers] not in ([], ["noncomputable"]):
+                raise Reject(Verdict.FORBIDDEN, f"malformed `{head.text}` {where}")
+            stack.append((head.text, names[0] if names else ()))
+        elif head.text == "end":
+            closes = tuple(p for t in cmd.body for p in name_parts(t.text))
+            if decorated or not stack or stack[-1][1] != closes or len(cmd.body) > 1:
+                raise Reject(Verdict.FORBIDDEN, f"`end` does not close an open namespace or section {where}")
+            stack.pop()
+        elif head.text in DECLARATIONS and cmd.body and cmd.body[0].kind == "ident":
+            name = name_parts(cmd.body[0].text)
+            if name == target_name and head.text != "abbrev":
+                if stack:
+                    opened = f"{stack[-1][0]} {'.'.join(stack[-1][1])}".strip()
+                    raise Reject(Verdict.FORBIDDEN,
+                                 f"the theorem `{statement.name}` must be at root, outside `{opened}` {where}")
+                target = (cmd, _target_proof(cmd, statement, text))
+                continue
+            prefix = tuple(p for kind, parts in stack if kind == "namespace" for p in parts)
+            why = helper_problem(cmd, prefix + name, statement.names, target_name)
+            if why:
+                raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
+        else:
+            raise Reject(Verdict.FORBIDDEN, f"`{head.text}` is not allowed {where}: only helper theorem/lemma/def/"
+                                            "abbrev, namespace/section … end, open, set_option may precede the theorem")
+    if target is None:
+        raise Reject(Verdict.STATEMENT_MISMATCH, f"no `theorem {statement.name}` in the answer")
+    return target
 
 
 def screen(formal_statement: str, model_output: str, *, finish_reason: str | None = None,
@@ -146,45 +211,23 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
     if extracted.status != "ok":
         verdict = Verdict.TRUNCATED if extracted.status == "truncated" else Verdict.NO_ANSWER
         return ScreenResult(False, extracted.reason, verdict, statement)
-    code = extracted.code
-    assert code is not None
-    bad_char = suspicious_character(code)
+    text = extracted.code
+    assert text is not None
+    if len(text) > MAX_CODE_CHARS:
+        return ScreenResult(False, f"the code block has {len(text)} characters (limit {MAX_CODE_CHARS})",
+                            Verdict.FORBIDDEN, statement)
+    bad_char = suspicious_character(text)
     if bad_char:
-        return ScreenResult(False, f"contains the invisible/control character {bad_char}", Verdict.FORBIDDEN, statement)
-    norm = normalise(code)
-    reason = _deny(norm, _SORRY_WORDS)
-    if reason:
-        return ScreenResult(False, f"the answer {reason}", Verdict.SORRY, statement)
-    reason = _deny(norm, _DENY)
-    if reason:
-        return ScreenResult(False, f"the answer {reason}", Verdict.FORBIDDEN, statement)
-
-    blank = blank_comments(code)
-    decl = next((m for m in _DECL.finditer(blank)
-                 if unicodedata.normalize("NFKC", m.group(2)) == unicodedata.normalize("NFKC", statement.name)), None)
-    if decl is None:
-        return ScreenResult(False, f"no `theorem {statement.name}` in the answer", Verdict.STATEMENT_MISMATCH, statement)
-    want, _ = _canonical(statement.signature)
-    have, index = _canonical(code[decl.end(2):], decl.end(2))
-    if not have.startswith(want) or not have[len(want):].startswith(":="):
-        return ScreenResult(False, f"the statement of `{statement.name}` was changed", Verdict.STATEMENT_MISMATCH, statement)
-    proof = code[index[len(want)] + 2:]
-
-    pre_lines = _skip_trusted_header(code[: decl.start()], header).splitlines(keepends=True)
-    helpers_from = 0
-    while helpers_from < len(pre_lines):
-        line = blank_comments(pre_lines[helpers_from])
-        if line.strip() and not (_HEADER_LINE.match(line) and not line.rstrip().endswith(" in")):
-            break
-        helpers_from += 1
-    helpers = "".join(pre_lines[helpers_from:])
-    for line in blank_comments(helpers).splitlines():
-        if line.strip() and not line[0].isspace() and not _HELPER_START.match(unicodedata.normalize("NFKC", line)):
-            return ScreenResult(False, f"only helper lemmas may precede the theorem, found: {line.strip()[:80]!r}",
-                                Verdict.FORBIDDEN, statement)
-    reason = _deny(normalise(helpers + "\n" + proof), _DENY_IN_BODY)
-    if reason:
-        return ScreenResult(False, f"the answer {reason}", Verdict.FORBIDDEN, statement)
-    if blank_comments(proof).strip() in ("", "by"):
+        return ScreenResult(False, f"contains the character {bad_char}", Verdict.FORBIDDEN, statement)
+    code = _code(text)
+    kept = code[_kept_from(code, header):]
+    try:
+        _scan_names(kept, text)
+        cmd, proof_from = _walk(split_commands(kept, text), statement, text)
+    except Reject as r:
+        return ScreenResult(False, r.reason, r.verdict, statement)
+    proof = text[proof_from:]
+    if not any(t.start >= proof_from and t.text != "by" for t in cmd.body + [p for i in cmd.inner for p in i.tokens]):
         return ScreenResult(False, "the proof after `:=` is empty", Verdict.NO_ANSWER, statement)
+    helpers = text[kept[0].start:(cmd.modifiers or [cmd.head])[0].start]
     return ScreenResult(True, "", None, statement, helpers, proof)

@@ -1,64 +1,32 @@
-"""Lean source text helpers: comment blanking, Unicode normalisation, suspicious characters."""
+"""Lean source text helpers: comment blanking and suspicious characters."""
 from __future__ import annotations
 
+import re
 import unicodedata
 
-# Bidi overrides/isolates, zero-width characters, BOM and word joiner: they can make text
-# read differently from how Lean parses it.
-_INVISIBLE = set("\u200b\u200c\u200d\u2060\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+from lean_env.lexer import blank, lex
+
+# Bidi overrides/isolates, zero-width characters, BOM and word joiner (they can make text read differently from how
+# Lean parses it), control characters other than tab/newline/CR, and lone surrogates (not encodable as UTF-8).
+_SUSPICIOUS = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"
+                         "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def blank_comments(text: str) -> str:
-    """Return `text` with every Lean comment (`-- …`, nested `/- … -/`) replaced by spaces.
+    """Return `text` with every Lean comment (`-- …`, nested `/- … -/`, doc comments) replaced by spaces.
 
-    Newlines are kept and the length is unchanged, so offsets and line numbers still refer to
-    the original text. String literals are respected (a `--` inside `"…"` is not a comment).
+    Newlines are kept and the length is unchanged, so offsets and line numbers still refer to the original text.
+    Comments are found by `lean_env.lexer`, so a `--` inside a string, char literal or `«»` is not a comment.
     An unterminated block comment blanks to the end of the text.
     """
-    out = list(text)
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
-        elif text.startswith("--", i):
-            while i < n and text[i] != "\n":
-                out[i] = " "
-                i += 1
-        elif text.startswith("/-", i):
-            depth = 0
-            while i < n:
-                if text.startswith("/-", i):
-                    depth += 1
-                    out[i] = out[i + 1] = " "
-                    i += 2
-                elif text.startswith("-/", i):
-                    depth -= 1
-                    out[i] = out[i + 1] = " "
-                    i += 2
-                    if depth == 0:
-                        break
-                else:
-                    if text[i] != "\n":
-                        out[i] = " "
-                    i += 1
-        else:
-            i += 1
-    return "".join(out)
-
-
-def normalise(text: str) -> str:
-    """NFKC-normalised text with comments removed (for screening only, never sent to Lean:
-    NFKC maps e.g. `ℝ` to `R`)."""
-    return unicodedata.normalize("NFKC", blank_comments(text))
+    return blank(text, lex(text), frozenset({"comment", "error"}))
 
 
 def suspicious_character(text: str) -> str | None:
-    """Name of the first invisible/bidi/control character in `text`, or None."""
-    for ch in text:
-        if ch in _INVISIBLE or (unicodedata.category(ch) == "Cc" and ch not in "\n\t\r"):
-            return f"U+{ord(ch):04X} {unicodedata.name(ch, 'control character')}"
-    return None
+    """Name of the first invisible/bidi/control character or lone surrogate in `text`, or None."""
+    m = _SUSPICIOUS.search(text)
+    if m is None:
+        return None
+    ch = m.group()
+    kind = "lone surrogate" if "\ud800" <= ch <= "\udfff" else "control character"
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, kind)}"

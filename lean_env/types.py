@@ -30,6 +30,7 @@ class Verdict(str, Enum):
     NO_ANSWER = "no_answer"
     TIMEOUT = "timeout"
     INFRA = "infra"
+    BAD_TASK = "bad_task"   # the ground truth is malformed: a data error, masked like infra
 
 
 @dataclass(frozen=True)

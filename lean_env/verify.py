@@ -12,7 +12,7 @@ from lean_env.judge import Judgement, judge
 from lean_env.screen import screen
 from lean_env.types import LeanBackend, Outcome, RunResult, Verdict
 
-INFRA_VERDICTS = frozenset({Verdict.INFRA, Verdict.TIMEOUT})
+INFRA_VERDICTS = frozenset({Verdict.INFRA, Verdict.TIMEOUT, Verdict.BAD_TASK})
 _ids = itertools.count()
 
 
@@ -56,14 +56,14 @@ async def run_with_retries(backend: LeanBackend, snippet, *, timeout_s: float, i
 
 async def verify(task: Task, model_output: str, backend: LeanBackend, *, finish_reason: str | None = None,
                  timeout_s: float = 60.0, infra_retries: int = 2, timeout_retries: int = 1,
-                 backoff_s: float = 1.0) -> VerifyResult:
+                 backoff_s: float = 1.0, statement_check: bool = True) -> VerifyResult:
     """Never raises for any `model_output`; infrastructure problems give INFRA/TIMEOUT verdicts."""
     screened = screen(task.formal_statement, model_output, finish_reason=finish_reason, header=task.header)
     if not screened.ok:
         assert screened.verdict is not None
         j = Judgement(screened.verdict, screened.reason)
         return VerifyResult(j.verdict, j.detail, render_feedback(j), 0.0, 0)
-    plan = build_check(screened, task.header, snippet_id=f"{task.name}#{next(_ids)}")
+    plan = build_check(screened, task.header, snippet_id=f"{task.name}#{next(_ids)}", statement_check=statement_check)
     t0 = time.perf_counter()
     try:
         result, attempts = await run_with_retries(backend, plan.snippet, timeout_s=timeout_s, infra_retries=infra_retries,

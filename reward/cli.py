@@ -18,6 +18,12 @@ from lean_env import Verdict
 from reward.lean import CONFIG_DEFAULTS, NONE_DEFAULT_TYPES, aclose_backends, verify_many
 
 
+def _bool(text: str) -> bool:
+    if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return text.lower() in ("true", "1", "yes")
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m reward.cli", description="Lean proof verification")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -26,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--out", default=None, help="output JSONL (default: <input>.verdicts.jsonl)")
     for key, default in CONFIG_DEFAULTS.items():
         kind = type(default) if default is not None else NONE_DEFAULT_TYPES[key]
-        v.add_argument("--" + key.replace("_", "-"), dest=key, type=kind, default=None,
+        v.add_argument("--" + key.replace("_", "-"), dest=key, type=_bool if kind is bool else kind, default=None,
                        help=f"(default: {default})")
     return ap
 

@@ -4,8 +4,11 @@ Return contract (all scalars, every call, for every input):
   score        1.0 valid, 0.0 genuine proof failure; 0.0 placeholder for infra (masked)
   verdict      one of lean_env.Verdict values
   feedback     text for the teacher; "" for valid and for infra
-  infra        1.0 if the sample must be masked out of training (INFRA or TIMEOUT after retries)
+  infra        1.0 if the sample must be masked out of training (INFRA or TIMEOUT after retries, or BAD_TASK:
+               a malformed ground truth, which says nothing about the proof)
   lean_time_s  Lean time of the final attempt
+`compute_score` never raises for any solution_str or ground_truth (config errors, which are programmer errors,
+still raise); `parse_ground_truth` raises `ValueError` naming what is wrong with the data.
 Config: verl's `reward.custom_reward_function.reward_kwargs` (keys of `CONFIG_DEFAULTS`),
 falling back to env vars LEAN_BACKEND, LEAN_SERVER_API_URL, LEAN_SERVER_API_KEY,
 LEAN_REPL_COMMAND, LEAN_WORKSPACE. One backend per (process, event loop, config), created
@@ -22,6 +25,7 @@ import os
 from typing import Any, Iterable, Mapping
 
 from lean_env import DEFAULT_HEADER, Task, Verdict, parse_statement, verify
+from lean_env.text import suspicious_character
 from lean_env.types import LeanBackend
 
 log = logging.getLogger(__name__)
@@ -45,6 +49,7 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "infra_retries": 2,         # re-runs after an infrastructure failure
     "timeout_retries": 1,       # re-runs after a timeout
     "backoff_s": 1.0,           # first retry delay, doubled per retry
+    "statement_check": True,    # Lean confirms the theorem's type is the dataset statement's (lean_env.assemble)
 }
 # Types of the keys whose default is None (the others have their default's type): for command-line parsing.
 NONE_DEFAULT_TYPES: dict[str, type] = {"backend": str, "url": str, "api_key": str, "repl_command": str,
@@ -70,6 +75,8 @@ def resolve_config(**kwargs: Any) -> dict[str, Any]:
         kind = NONE_DEFAULT_TYPES.get(key) or type(CONFIG_DEFAULTS[key])
         if value is not None and kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ValueError(f"Lean reward option {key} must be a number, got {value!r}")
+        if kind is bool and not isinstance(value, bool):   # "false" would be truthy
+            raise ValueError(f"Lean reward option {key} must be true or false, got {value!r}")
     return cfg
 
 
@@ -92,7 +99,8 @@ def _make_backend(cfg: Mapping[str, Any]) -> LeanBackend:
 
 
 def _backend_key(cfg: Mapping[str, Any]) -> tuple:
-    return tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in ("timeout_s", "infra_retries", "timeout_retries", "backoff_s")))
+    per_call = ("timeout_s", "infra_retries", "timeout_retries", "backoff_s", "statement_check")
+    return tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in per_call))
 
 
 def get_backend(cfg: Mapping[str, Any]) -> LeanBackend:
@@ -115,18 +123,30 @@ async def aclose_backends() -> None:
 
 
 def parse_ground_truth(ground_truth: Any) -> Task:
-    """Task from verl's ground_truth: a JSON string or mapping with name, formal_statement, header."""
+    """Task from verl's ground_truth: a JSON string (or bytes) or a mapping with a string `formal_statement` holding a
+    `theorem <name>`, and optionally string `name` and `header`. ValueError says what is wrong otherwise."""
     gt = ground_truth
-    if isinstance(gt, (str, bytes)):
+    if isinstance(gt, (bytes, bytearray)):
+        gt = bytes(gt).decode("utf-8", errors="replace")
+    if isinstance(gt, str):
         try:
             gt = json.loads(gt)
-        except ValueError as e:
-            raise ValueError(f"ground_truth is not JSON: {str(ground_truth)[:200]!r}") from e
-    if not isinstance(gt, Mapping) or not isinstance(gt.get("formal_statement"), str):
-        raise ValueError("ground_truth needs a string 'formal_statement' (and optionally 'name', 'header')")
-    statement = gt["formal_statement"]
-    name = gt.get("name") or parse_statement(statement).name
-    return Task(name=str(name), formal_statement=statement, header=gt.get("header") or DEFAULT_HEADER)
+        except (ValueError, RecursionError) as e:
+            raise ValueError(f"ground_truth is not valid JSON ({e}): {ground_truth[:200]!r}") from None
+    if not isinstance(gt, Mapping):
+        raise ValueError(f"ground_truth must be a JSON object or mapping, got {type(gt).__name__}: {str(gt)[:200]!r}")
+    statement, name, header = gt.get("formal_statement"), gt.get("name"), gt.get("header")
+    if not isinstance(statement, str) or not statement.strip():
+        raise ValueError("ground_truth needs a non-empty string 'formal_statement' "
+                         f"(keys: {sorted(map(str, gt))[:10]})")
+    for key, value in (("name", name), ("header", header)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"ground_truth '{key}' must be a string, got {type(value).__name__}")
+    for key, value in (("formal_statement", statement), ("name", name or ""), ("header", header or "")):
+        if suspicious_character(value):
+            raise ValueError(f"ground_truth '{key}' contains {suspicious_character(value)}")
+    name = name or parse_statement(statement).name
+    return Task(name=name, formal_statement=statement, header=header or DEFAULT_HEADER)
 
 
 def _as_dict(verdict: Verdict, feedback: str, lean_time_s: float, infra: bool) -> dict[str, Any]:
@@ -139,10 +159,24 @@ async def score_one(task: Task, solution_str: Any, cfg: Mapping[str, Any], finis
     result = await verify(task, solution_str if isinstance(solution_str, str) else "", backend,
                           finish_reason=finish_reason, timeout_s=float(cfg["timeout_s"]),
                           infra_retries=int(cfg["infra_retries"]), timeout_retries=int(cfg["timeout_retries"]),
-                          backoff_s=float(cfg["backoff_s"]))
+                          backoff_s=float(cfg["backoff_s"]), statement_check=bool(cfg["statement_check"]))
     if result.infra:
         log.warning("Lean infra failure (masked): %s", result.detail)
     return _as_dict(result.verdict, result.feedback, result.lean_time_s, result.infra)
+
+
+async def _score(ground_truth: Any, solution_str: Any, cfg: Mapping[str, Any], finish_reason: str | None) -> dict:
+    """`score_one` that never raises: malformed data is BAD_TASK, a failure inside the reward is INFRA (both masked)."""
+    try:
+        task = parse_ground_truth(ground_truth)
+    except Exception as e:  # ValueError for bad data; anything else from an exotic object is bad data too
+        log.warning("malformed ground_truth (masked): %s", e)
+        return _as_dict(Verdict.BAD_TASK, "", 0.0, True)
+    try:
+        return await score_one(task, solution_str, cfg, finish_reason)
+    except Exception as e:  # a bug must neither crash the trainer nor score a proof
+        log.exception("Lean reward failed (masked): %s", e)
+        return _as_dict(Verdict.INFRA, "", 0.0, True)
 
 
 async def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping | None = None,
@@ -152,7 +186,7 @@ async def compute_score(data_source: str, solution_str: str, ground_truth: Any, 
     finish_reason = kwargs.get("finish_reason")
     if finish_reason is None and isinstance(extra_info, Mapping):
         finish_reason = extra_info.get("finish_reason")
-    return await score_one(parse_ground_truth(ground_truth), solution_str, cfg, finish_reason)
+    return await _score(ground_truth, solution_str, cfg, finish_reason)
 
 
 async def verify_many(items: Iterable[Mapping[str, Any]], *, progress: bool = True, **config: Any) -> list[dict[str, Any]]:
@@ -166,10 +200,9 @@ async def verify_many(items: Iterable[Mapping[str, Any]], *, progress: bool = Tr
     bar = tqdm(total=len(items), desc="lean verify", disable=not progress)
 
     async def one(item: Mapping[str, Any]) -> dict[str, Any]:
-        task = parse_ground_truth(item.get("ground_truth") or item)
         output = item.get("output", item.get("solution_str"))
         async with sem:
-            out = await score_one(task, output, cfg, item.get("finish_reason"))
+            out = await _score(item.get("ground_truth") or item, output, cfg, item.get("finish_reason"))
         bar.update(1)
         return out
 

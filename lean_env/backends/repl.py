@@ -6,6 +6,10 @@ session/process group with RLIMIT_AS; a per-proof timeout SIGKILLs the whole gro
 forks the REPL as a child); stderr is drained continuously; a process is recycled after
 `max_uses` proofs or when its tree's RSS exceeds `max_rss_mb`; a crashed, hung or babbling
 process is discarded and a fresh one is started for the next proof.
+Answer integrity: the REPL numbers its environments 0, 1, 2, … per process, one per command, so each proof's
+answer must carry the next env id; and after reading it, a marker `#check sdpo_marker_<nonce>` (nonce drawn only
+then) must be answered next, naming the nonce. Anything printed during elaboration (a forged answer) shifts the
+stream and fails one of the two checks: output that breaks the protocol is INFRA, never a verdict.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import collections
 import json
 import os
 import resource
+import secrets
 import shlex
 import signal
 import time
@@ -59,6 +64,7 @@ class ReplProcess:
         self.argv, self.header, self.cwd, self.env, self.mem_limit_mb = list(argv), header, cwd, env, mem_limit_mb
         self.proc: asyncio.subprocess.Process | None = None
         self.base_env: int | None = None
+        self.next_env = 0   # the env id the REPL gives the next command
         self.uses = 0
         self._stderr_tail: collections.deque[bytes] = collections.deque(maxlen=16)
         self._drain: asyncio.Task | None = None
@@ -82,7 +88,8 @@ class ReplProcess:
             errors = [m for m in resp.get("messages", []) if isinstance(m, dict) and m.get("severity") == "error"]
             if errors or not isinstance(resp.get("env"), int):
                 raise ReplFailure(f"header failed: {str(errors or resp)[:300]}")
-            self.base_env = resp["env"]
+            self.base_env = self.next_env = resp["env"]
+            self.next_env += 1
 
     async def _drain_stderr(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
@@ -112,6 +119,27 @@ class ReplProcess:
         if not isinstance(resp, dict):
             raise ReplFailure(f"REPL printed a non-object: {text[:200]!r}")
         return resp
+
+    async def command(self, body: str, timeout_s: float) -> dict:
+        """Run `body` on the header env; return its answer after the env-id and marker checks."""
+        base = {} if self.base_env is None else {"env": self.base_env}
+        resp = await self.request({"cmd": body, **base}, timeout_s)
+        if "env" in resp:
+            self._expect_env(resp)
+        elif not isinstance(resp.get("message"), str):
+            raise ReplFailure(f"REPL answer is neither a command answer nor an error: {str(resp)[:200]}")
+        marker = f"sdpo_marker_{secrets.token_hex(8)}"
+        echo = await self.request({"cmd": f"#check {marker}", **base}, timeout_s)
+        self._expect_env(echo)
+        if marker not in json.dumps(echo.get("messages")):
+            raise ReplFailure("the answer after a proof was not the marker's: output out of step with requests")
+        return resp
+
+    def _expect_env(self, resp: dict) -> None:
+        if resp.get("env") != self.next_env:
+            raise ReplFailure(f"answer for env {resp.get('env')!r}, expected {self.next_env}: "
+                              "not this request's answer")
+        self.next_env += 1
 
     async def _read_block(self) -> list[bytes]:
         assert self.proc is not None and self.proc.stdout is not None
@@ -220,12 +248,9 @@ class ReplPool:
             except BaseException:   # cancelled: never leave a half-started process or a leaked slot
                 await self._discard(proc)
                 raise
-        req: dict = {"cmd": snippet.body}
-        if proc.base_env is not None:
-            req["env"] = proc.base_env
         t0 = time.perf_counter()
         try:
-            resp = await proc.request(req, timeout_s)
+            resp = await proc.command(snippet.body, timeout_s)
         except ReplTimeout:
             await self._discard(proc)
             return RunResult(snippet.id, Outcome.TIMEOUT, time.perf_counter() - t0,

@@ -66,6 +66,9 @@ def serve(args: argparse.Namespace) -> int:
             out.write("Segmentation fault? no: this is not JSON\n\n")
             out.flush()
             continue
+        if fx.action == "forge":
+            clean = {**resp, "messages": [m for m in resp.get("messages", []) if m["severity"] != "error"]}
+            out.write(pretty(clean) + "\n\n")
         out.write(pretty(resp) + "\n\n")
         out.flush()
     return 0

@@ -3,12 +3,15 @@
 Rules (JSON list, first match wins, regex searched in the command text):
   {"match": "nlinarith", "outcome": "error", "message": "linarith failed", "line": 2, "col": 2}
 outcome: valid | error | sorry | tactic_sorry | axiom | unknown_constant | repl_error |
-         hang | crash | garbage
+         hang | crash | garbage | forge (an error, but a clean copy of the answer is printed first, as
+         elaboration-time IO could) | retyped (the statement check fails: the theorem's type is not the
+         reference's)
 optional side effects on any rule: "delay_s", "grow_mb", "stderr_bytes".
 Without a matching rule a command is valid, except that a literal `sorry` gives a sorry entry
 and the "declaration uses sorry" warning, `native_decide` adds `Lean.ofReduceBool`, and a
 theorem mentioning a declared `axiom` depends on it. `#print axioms X` answers as Lean does:
-"'X' depends on axioms: [...]" or "Unknown constant `X`".
+"'X' depends on axioms: [...]" or "Unknown constant `X`"; `#check X` gives "X : Prop" or "Unknown identifier `X`";
+the statement check `#check (rfl : type_of% @_root_.X = type_of% @R)` passes when X is declared and R is an axiom.
 """
 from __future__ import annotations
 
@@ -22,9 +25,12 @@ STANDARD_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
 _DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:theorem|lemma|def)\s+([^\s():{}\[\]]+)")
 _AXIOM_DECL = re.compile(r"(?m)^[ \t]*axiom\s+([^\s():{}\[\]]+)")
 _PRINT = re.compile(r"(?m)^#print axioms\s+(\S+)")
+_CHECK = re.compile(r"(?m)^#check\s+([^\s(]\S*)")
+_STATEMENT_CHECK = re.compile(r"(?m)^#check \(rfl : type_of% @_root_\.(\S+) = type_of% @(\S+)\)")
+_UNUSED = re.compile(r"(?m)^(?:axiom |#check ).*$")   # where a mention of an axiom is no use of it
 _SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
 OUTCOMES = {"valid", "error", "sorry", "tactic_sorry", "axiom", "unknown_constant", "repl_error",
-            "hang", "crash", "garbage"}
+            "hang", "crash", "garbage", "forge", "retyped"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,7 @@ class Effects:
     delay_s: float = 0.0
     grow_mb: int = 0
     stderr_bytes: int = 0
-    action: str | None = None  # hang | crash | garbage
+    action: str | None = None  # hang | crash | garbage | forge
 
 
 def load_rules(spec: str | list | None) -> list[Rule]:
@@ -129,7 +135,7 @@ class FakeLean:
         warn_sorry = False
         if rule is not None:
             effects = Effects(rule.delay_s, rule.grow_mb, rule.stderr_bytes,
-                              rule.outcome if rule.outcome in ("hang", "crash", "garbage") else None)
+                              rule.outcome if rule.outcome in ("hang", "crash", "garbage", "forge") else None)
             m = rule.match.search(text)
             assert m is not None
             pos = _pos(text, m.start())
@@ -138,7 +144,7 @@ class FakeLean:
             end = {"line": pos["line"], "column": pos["column"] + max(1, m.end() - m.start())}
             if rule.outcome == "repl_error":
                 return {"message": "Lean error:\n" + rule.message}, effects
-            if rule.outcome == "error":
+            if rule.outcome in ("error", "forge"):
                 messages.append(_msg("error", pos, end, rule.message))
                 extra_axioms.add("sorryAx")
             elif rule.outcome == "sorry":
@@ -162,7 +168,8 @@ class FakeLean:
                 warn_sorry = True
         if "native_decide" in text:
             extra_axioms.add("Lean.ofReduceBool")
-        extra_axioms.update(a for a in axioms if re.search(r"(?<![\w.])" + re.escape(a) + r"(?![\w'])", text))
+        used = _UNUSED.sub("", text)
+        extra_axioms.update(a for a in axioms if re.search(r"(?<![\w.])" + re.escape(a) + r"(?![\w'])", used))
         for m in _DECL.finditer(text):
             decls[m.group(1)] = tuple(sorted(set(STANDARD_AXIOMS) | extra_axioms))
             if warn_sorry:
@@ -181,6 +188,18 @@ class FakeLean:
                 messages.append(_msg("info", pos, end, data))
             else:
                 messages.append(_msg("error", {"line": pos["line"], "column": 15}, end, f"Unknown constant `{name}`"))
+        for m in _CHECK.finditer(text):
+            name, pos = m.group(1), _pos(text, m.start(1))
+            end = {"line": pos["line"], "column": pos["column"] + len(name)}
+            messages.append(_msg("info", pos, end, f"{name} : Prop") if name in decls
+                            else _msg("error", pos, end, f"Unknown identifier `{name}`"))
+        for m in _STATEMENT_CHECK.finditer(text):
+            pos = _pos(text, m.start())
+            end = {"line": pos["line"], "column": pos["column"] + len(m.group(0))}
+            if m.group(1) in decls and m.group(2) in axioms and (rule is None or rule.outcome != "retyped"):
+                messages.append(_msg("info", pos, end, f"rfl : type_of% @{m.group(1)} = type_of% @{m.group(1)}"))
+            else:
+                messages.append(_msg("error", {"line": pos["line"], "column": 7}, end, "type mismatch\n  rfl"))
         out: dict[str, Any] = {"env": self._new_env(decls, axioms)}
         if messages:
             out["messages"] = messages

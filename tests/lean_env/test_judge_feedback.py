@@ -7,7 +7,7 @@ import pytest
 
 from lean_env import LeanMessage, Outcome, RunResult, Verdict, build_check, judge, render_feedback, screen
 from lean_env.backends.common import parse_repl_response
-from lean_env.judge import parse_axioms
+from lean_env.judge import parse_audit
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures")
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
@@ -28,6 +28,15 @@ def _audit(plan, axioms="propext, Classical.choice, Quot.sound"):
 
 def _result(*messages, n_sorries=0, outcome=Outcome.OK, repl_error=None):
     return RunResult("x", outcome, 0.1, tuple(messages), n_sorries, repl_error=repl_error)
+
+
+def test_statement_check_reference_shares_a_trailing_open_in_of_the_preamble(answer):
+    st_ = "open Real in\ntheorem t3 : Real.pi > 3 := by\n"
+    plan = build_check(screen(st_, "```lean4\ntheorem t3 : Real.pi > 3 := by\n  exact Real.pi_gt_three\n```"))
+    body = plan.snippet.body
+    assert "open Real in\naxiom sdpo_ref_" in body and "\nopen Real in\ntheorem t3" in body
+    assert body.split("\n")[plan.visible_offset].startswith("theorem t3 : Real.pi > 3 :=")
+    assert body.split("\n")[plan.check_line - 1].startswith("#check (rfl : type_of% @_root_.t3 = type_of% @sdpo_ref_")
 
 
 def test_assembled_file_uses_trusted_header_dataset_statement_and_audit(plan):
@@ -67,11 +76,13 @@ def test_verdict_table(plan):
         assert judge(result, plan).verdict is verdict, (result, verdict)
 
 
-def test_parse_axioms_handles_wrapping_and_none():
-    assert parse_axioms("'a' depends on axioms: [propext,\n Classical.choice,\n Quot.sound]") == (
-        "propext", "Classical.choice", "Quot.sound")
-    assert parse_axioms("'a' does not depend on any axioms") == ()
-    assert parse_axioms("hello") is None
+def test_parse_audit_handles_wrapping_quotes_in_names_and_none():
+    assert parse_audit("'a' depends on axioms: [propext,\n Classical.choice,\n Quot.sound]") == (
+        "a", ("propext", "Classical.choice", "Quot.sound"))
+    assert parse_audit("'a'' does not depend on any axioms") == ("a'", ())
+    assert parse_audit("'Foo.a' depends on axioms: [propext]") == ("Foo.a", ("propext",))
+    assert parse_audit("hello") is None
+    assert parse_audit("'a' depends on axioms: [propext]\n'b' does not depend on any axioms") is None
 
 
 def test_feedback_lines_relative_to_visible_code_with_context_and_goal(plan):
@@ -118,7 +129,7 @@ def test_real_repl_answers_decode_and_judge_sorry_warnings():
         if any("declaration uses `sorry`" in m["data"] for m in obj.get("messages", [])):
             n_sorry_warnings += 1
             errors = [m for m in r.messages if m.severity == "error"]
-            plan_like = type("P", (), {"audit_line": -1, "name": "x"})()
+            plan_like = type("P", (), {"audit_line": -1, "check_line": None, "name": "x"})()
             assert judge(r, plan_like).verdict in ((Verdict.LEAN_ERROR,) if errors else (Verdict.SORRY,))
     assert n_sorry_warnings > 20
 

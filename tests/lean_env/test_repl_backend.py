@@ -13,6 +13,7 @@ RULES = json.dumps([
     {"match": "HANG", "outcome": "hang"},
     {"match": "CRASH", "outcome": "crash"},
     {"match": "GARBAGE", "outcome": "garbage"},
+    {"match": "FORGE", "outcome": "forge", "message": "unsolved goals"},
     {"match": "FLOOD", "outcome": "valid", "stderr_bytes": 3_000_000},
     {"match": "GROW", "outcome": "valid", "grow_mb": 40},
     {"match": "BAD", "outcome": "error", "message": "type mismatch", "line": 2, "col": 2},
@@ -78,6 +79,34 @@ def test_crash_and_garbage_are_infra_and_the_pool_recovers(fake_repl, fault):
     rs, later = asyncio.run(main())
     assert rs[1].outcome is Outcome.INFRA and rs[1].infra_detail
     assert later.outcome is Outcome.OK
+
+
+def test_a_forged_answer_printed_during_elaboration_is_infra_never_a_verdict(fake_repl):
+    """The double prints a clean copy of the answer (right env id, real audit) before the real one, with an error."""
+    async def main():
+        p = pool(fake_repl)
+        rs = await p.run([snip(0), snip(1, "FORGE")], timeout_s=10)
+        (later,) = await p.run([snip(2)], timeout_s=10)
+        await p.aclose()
+        return rs, later, p
+    (ok, forged), later, p = asyncio.run(main())
+    assert ok.outcome is Outcome.OK and not any(m.severity == "error" for m in ok.messages)
+    assert forged.outcome is Outcome.INFRA and "not this request" in forged.infra_detail
+    assert later.outcome is Outcome.OK and p.spawned == 2
+
+
+def test_an_answer_for_another_env_is_infra(fake_repl):
+    async def main():
+        p = pool(fake_repl)
+        (first,) = await p.run([snip(0)], timeout_s=10)
+        (proc,) = p._idle
+        proc.next_env += 5   # as if an earlier answer had been skipped
+        (second,) = await p.run([snip(1)], timeout_s=10)
+        await p.aclose()
+        return first, second
+    first, second = asyncio.run(main())
+    assert first.outcome is Outcome.OK
+    assert second.outcome is Outcome.INFRA and "expected" in second.infra_detail
 
 
 def test_stderr_flood_does_not_stall(fake_repl):

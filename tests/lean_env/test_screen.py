@@ -16,7 +16,7 @@ def test_honest_proof_with_header_comments_have_and_reformatted_statement(answer
     )
     r = screen(STATEMENT, out)
     assert r.ok, r.reason
-    assert "subst h2" in r.proof and r.helpers == ""
+    assert "subst h2" in r.proof and r.helpers.startswith("set_option maxHeartbeats 400000\nopen BigOperators")
 
 
 def test_helper_lemma_before_theorem_is_kept(answer):
@@ -35,7 +35,6 @@ def test_lemma_keyword_and_term_mode_proof_accepted():
     ("sorry", Verdict.SORRY),
     ("admit", Verdict.SORRY),
     ("exact sorryAx _ false", Verdict.SORRY),
-    ("ｓｏｒｒｙ", Verdict.SORRY),                       # fullwidth: caught after NFKC
     ("native_decide", Verdict.FORBIDDEN),
     ("decide +native", Verdict.FORBIDDEN),
     ("exact Lean.ofReduceBool _ _ rfl", Verdict.FORBIDDEN),
@@ -62,17 +61,24 @@ def test_cheats_are_rejected(proof, verdict, answer):
 
 
 @pytest.mark.parametrize("pre", [
-    "def x := 5\n",
     "instance : Fact (1 = 1) := ⟨rfl⟩\n",
     "@[instance] lemma foo : True := trivial\n",
-    "abbrev R := ℕ\n",
-    "open Nat in\n",
     "namespace Foo\n",
     "attribute [-simp] add_comm\n",
+    "def ℝ := ℕ\n",
 ])
-def test_definitions_before_theorem_are_rejected(pre, answer):
+def test_context_changes_before_theorem_are_rejected(pre, answer):
     r = screen(STATEMENT, answer("norm_num", pre=pre))
-    assert not r.ok and r.verdict in (Verdict.FORBIDDEN, Verdict.STATEMENT_MISMATCH), (pre, r)
+    assert not r.ok and r.verdict is Verdict.FORBIDDEN, (pre, r)
+
+
+@pytest.mark.parametrize("pre", ["def y := 5\n", "abbrev R := ℕ\n", "open Nat in\n",
+                                 "noncomputable def g (t : ℝ) := t\n",
+                                 "section\nlemma a : True := trivial\nend\n"])
+def test_fresh_helpers_and_prefixes_before_theorem_are_accepted(pre, answer):
+    r = screen(STATEMENT, answer("norm_num", pre=pre))
+    assert r.ok, (pre, r.reason)
+    assert r.helpers.startswith(pre.rstrip())
 
 
 @pytest.mark.parametrize("statement", [
@@ -81,7 +87,6 @@ def test_definitions_before_theorem_are_rejected(pre, answer):
     "theorem t1 (x : ℝ) (h : x = 2) (h' : False) : x + 1 = 3 := by",
     "theorem t1 (x : ℕ) (h : x = 2) : x + 1 = 3 := by",
     "theorem t1' (x : ℝ) (h : x = 2) : x + 1 = 3 := by",
-    "example (x : ℝ) (h : x = 2) : x + 1 = 3 := by",
 ])
 def test_changed_or_missing_statement_is_rejected(statement, answer):
     r = screen(STATEMENT, answer("norm_num", statement=statement))
@@ -126,12 +131,13 @@ def test_screen_never_crashes(text, finish_reason):
         assert r.proof is not None and "sorry" not in blank_comments(r.proof)
 
 
-def test_def_statements_as_in_proofnet_are_supported_but_helper_defs_are_not():
+def test_def_statements_as_in_proofnet_are_supported_but_shadowing_helpers_are_not():
     st_ = "def exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :="
     ok = screen(st_, "```lean4\ndef exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :=\n  foo\n```")
     assert ok.ok, ok.reason
-    bad = screen(st_, "```lean4\ndef foo := 1\ndef exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :=\n  foo\n```")
-    assert not bad.ok and bad.verdict is Verdict.FORBIDDEN
+    bad = screen(st_, "```lean4\nnamespace Foo\ndef Matrix.GeneralLinearGroup := 1\nend Foo\nopen Foo\n"
+                      "def exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :=\n  foo\n```")
+    assert not bad.ok and bad.verdict is Verdict.FORBIDDEN and "shadows `Matrix.GeneralLinearGroup`" in bad.reason
 
 
 def test_copy_of_trusted_header_with_definitions_is_accepted():

@@ -91,6 +91,8 @@ def test_config_errors_are_loud_and_verl_kwargs_are_accepted():
         rl.resolve_config(mem_limit_mb="4000")
     with pytest.raises(ValueError, match="timeout_s must be a number"):
         rl.resolve_config(timeout_s="fast")
+    with pytest.raises(ValueError, match="statement_check must be true or false"):
+        rl.resolve_config(statement_check="false")
     assert rl.resolve_config(timeout_s=30, max_rss_mb=5000.5)["timeout_s"] == 30
     assert rl.resolve_config(reward_router_address=None)["backend"] in ("kimina", "repl", "repl-ray")
     with pytest.raises(ValueError, match="formal_statement"):
@@ -137,4 +139,60 @@ _frag = st.sampled_from(["<think>", "</think>", "```lean4\n", "```", "\n", "theo
 @given(st.lists(st.one_of(st.text(max_size=30), st.lists(_frag, max_size=25).map("".join)), min_size=1, max_size=6))
 def test_fuzzed_outputs_never_crash_the_reward(outputs):
     for d in score_all(outputs, **{**REPL, "timeout_s": 0.3, "timeout_retries": 0, "infra_retries": 0}):
+        _contract(d)
+
+
+@pytest.mark.parametrize("gt,why", [
+    (None, "JSON object"), (3, "JSON object"), (2.5, "JSON object"), ([GT], "JSON object"), ("[1, 2]", "JSON object"),
+    ({}, "formal_statement"), ({"name": "t1"}, "formal_statement"), ('{"formal_statement": 5}', "formal_statement"),
+    ('{"formal_statement": "', "not valid JSON"), ("not json", "not valid JSON"), ("[" * 100_000, "not valid JSON"),
+    ({"formal_statement": "lemma := 1"}, "no `theorem"), ({"formal_statement": STATEMENT, "name": 7}, "'name'"),
+    ({"formal_statement": STATEMENT, "header": ["import Mathlib"]}, "'header'"),
+    ({"formal_statement": STATEMENT + "\ud800"}, "surrogate"),
+])
+def test_malformed_ground_truth_is_a_clear_data_error_and_a_masked_score(gt, why, answer):
+    with pytest.raises(ValueError, match=why):
+        rl.parse_ground_truth(gt)
+    (d,) = score_all([answer("norm_num")], gt=gt, **REPL)
+    _contract(d)
+    assert d["verdict"] == "bad_task" and d["infra"] == 1.0 and d["score"] == 0.0
+
+
+def test_statement_check_failure_is_a_statement_mismatch_and_can_be_switched_off(answer):
+    rules = json.dumps([{"match": "RETYPED", "outcome": "retyped"}])
+    repl = {**REPL, "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules '{rules}'"}
+    (d,) = score_all([answer("norm_num -- RETYPED")], **repl)
+    assert d["verdict"] == "statement_mismatch" and "dataset's statement" in d["feedback"]
+    (d,) = score_all([answer("norm_num -- RETYPED")], **repl, statement_check=False)
+    assert d["verdict"] == "valid"
+
+
+def test_lone_surrogate_in_output_is_bad_output_not_infra(answer):
+    (d,) = score_all([answer("norm_num [h] \ud800")], **REPL)
+    _contract(d)
+    assert d["verdict"] == "forbidden" and d["infra"] == 0.0 and "surrogate" in d["feedback"]
+
+
+def test_many_blank_lines_are_fast(answer):
+    import time
+
+    t0 = time.perf_counter()
+    (d,) = score_all(["\n" * 64_000 + answer("norm_num" + "\n" * 64_000)], **REPL)
+    assert d["verdict"] == "valid" and time.perf_counter() - t0 < 10.0
+
+
+_ground_truths = st.one_of(
+    st.none(), st.integers(), st.floats(), st.booleans(), st.text(max_size=40), st.binary(max_size=20),
+    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3),
+    st.sampled_from([GT, GT[:-3], "{}", '{"formal_statement": null}', '{"formal_statement": "theorem"}']),
+    st.builds(lambda s, n: {"formal_statement": s, "name": n}, st.text(max_size=60) | st.just(STATEMENT),
+              st.none() | st.text(max_size=5) | st.integers()),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_ground_truths,
+       st.one_of(st.none(), st.integers(), st.text(max_size=60), st.lists(_frag, max_size=12).map("".join)))
+def test_compute_score_never_raises(gt, output):
+    for d in score_all([output], gt=gt, **{**REPL, "timeout_s": 0.3, "timeout_retries": 0, "infra_retries": 0}):
         _contract(d)
