@@ -26,7 +26,6 @@ recipe_of() {  # algo -> "+recipe=... [overrides]"
     grpo) echo "+recipe=grpo_demo" ;;
     sdpo) echo "+recipe=sdpo_demo" ;;
     sdpo_confident) echo "+recipe=sdpo_demo actor_rollout_ref.actor.sdpo.token_weighting=confident" ;;
-    sdpo_sharp) echo "+recipe=sdpo_demo actor_rollout_ref.actor.sdpo.teacher_temperature=0.7" ;;
     srpo) echo "+recipe=srpo_demo" ;;
     sc_sdpo) echo "+recipe=sc_sdpo_demo" ;;
     *) echo "unknown algo $1" >&2; return 1 ;;

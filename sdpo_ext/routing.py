@@ -55,11 +55,10 @@ def sample_weights(
     valid = [not bad for bad in infra]
     if variant == "sdpo":
         return SampleWeights([float(v) for v in valid], [0.0] * len(uids))
+    rates = group_pass_rates(uids, success, infra)
     if variant == "srpo":
-        rates = group_pass_rates(uids, success, infra)
         routed = [v and not ok and (rate or 0.0) > 0 for v, ok, rate in zip(valid, success, rates)]
         return SampleWeights([float(r) for r in routed], [float(v and not r) for v, r in zip(valid, routed)])
-    rates = group_pass_rates(uids, success, infra)
     groups = list(dict.fromkeys(uid for uid, rate in zip(uids, rates) if rate is not None))
     rate_of = dict(zip(uids, rates))
     weight_of = dict(zip(groups, pass_rate_weights(torch.tensor([rate_of[g] for g in groups], dtype=torch.float64)).tolist()))
