@@ -104,9 +104,18 @@ pack() {
     2>&1 | tail -25
 }
 
+all_validated() {  # every run logged its validation at the final step (a run that hangs on exit need not be awaited)
+  local run
+  for run in $RUNS; do
+    grep -Eq "^\\{\"step\": ?$STEPS,.*val-core" "$LEARN_DIR/${run%%:*}_s${run##*:}.jsonl" 2>/dev/null || return 1
+  done
+}
+
 collect() {
   local until=$((SECONDS + WAIT_S))
-  while [ $SECONDS -lt $until ] && pgrep -f verl.trainer.main_ppo > /dev/null; do sleep 20; progress; done
+  while [ $SECONDS -lt $until ] && pgrep -f verl.trainer.main_ppo > /dev/null && ! all_validated; do
+    sleep 20; progress
+  done
   pgrep -f verl.trainer.main_ppo > /dev/null && echo "runs still going at the deadline"
   cat "$LEARN_DIR/runs.txt"
   pack
