@@ -95,7 +95,7 @@ def table(runs: list[dict]) -> list[dict]:
     return rows
 
 
-def plot(runs: list[dict], path: Path, title: str, rows_by_algo: dict[str, dict]) -> None:
+def plot(runs: list[dict], path: Path, title: str, rows_by_algo: dict[str, dict], final: int) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -120,7 +120,8 @@ def plot(runs: list[dict], path: Path, title: str, rows_by_algo: dict[str, dict]
                     high.append(max(vals))
             if xs:
                 done = len(rows_by_algo[algo]["seeds_complete"])
-                ax.plot(xs, mean, marker="o", ms=3, color=f"C{i}", label=f"{algo} ({done} of {len(group)} seeds to the end)")
+                label = f"{algo} ({done} of {len(group)} seeds to step {final})"
+                ax.plot(xs, mean, marker="o", ms=3, color=f"C{i}", label=label)
                 ax.fill_between(xs, low, high, color=f"C{i}", alpha=0.2)
         ax.set_title(label)
         ax.set_xlabel("step")
@@ -138,15 +139,23 @@ def main() -> None:
     parser.add_argument("--name", default="learning")
     parser.add_argument("--title", default="demo (SmolLM2-135M, addition)", help="the plot's title")
     parser.add_argument("--note", action="append", default=[], help="a caveat to store with the results (repeatable)")
+    parser.add_argument("--steps", type=int, help="training steps each run was launched for (recorded; the plot says "
+                        "when no run got that far)")
     args = parser.parse_args()
     files = sorted(p for p in args.dir.glob("*.jsonl") if RUN_NAME.match(p.stem))
     if not files:
         raise SystemExit(f"no <algo>_s<seed>.jsonl files in {args.dir}")
     runs = [read_run(p) for p in files]
     args.out.mkdir(parents=True, exist_ok=True)
-    summary = {"task": "demo", "call": args.call, "notes": args.note, "table": table(runs), "runs": runs}
+    final = max((r["steps"][-1] for r in runs if r["steps"]), default=0)
+    summary = {"task": "demo", "call": args.call, "planned_steps": args.steps, "final_step": final, "notes": args.note,
+               "table": table(runs), "runs": runs}
     (args.out / f"{args.name}.json").write_text(json.dumps(summary, indent=1))
-    plot(runs, args.out / f"{args.name}.png", args.title, {row["algo"]: row for row in summary["table"]})
+    title = args.title
+    if args.steps is not None and final < args.steps:
+        title += f"; every run stopped by step {final} of the {args.steps} planned"
+        print(f"WARNING: no run reached the planned step {args.steps}; the table ends at step {final}")
+    plot(runs, args.out / f"{args.name}.png", title, {row["algo"]: row for row in summary["table"]}, final)
     for row in summary["table"]:
         print(json.dumps(row))
 
