@@ -20,10 +20,12 @@ time); `GET /health`. Server behaviour this client is built for (kimina-lean-ser
   is no verdict: the proof is re-sent once with ceil(max(timeout_s, import_timeout_s)), and the body time the
   server reports is then held to the proof limit client-side (TIMEOUT above it).
   Departure: on that re-send a hanging proof is killed only after the import limit.
-- At most `server_repls` snippets are in flight (set it to the server's LEAN_SERVER_MAX_REPLS, which the
-  server does not report: /health answers only {"status": "ok"}), so snippets do not queue for a REPL.
-Concurrent `run` calls are micro-batched (up to `batch_size`, after `linger_s`). Error rows: "timed out" ->
-TIMEOUT, others -> INFRA.
+- Limits from the server's size `server_repls` (its LEAN_SERVER_MAX_REPLS, which it does not report: /health
+  answers only {"status": "ok"}, so it is configured, not discovered): at most 2 * server_repls snippets in
+  flight (one running and one queued per REPL, so a queued snippet rarely waits out MAX_WAIT), in requests of
+  at most min(batch_size, max(1, server_repls // 4)) snippets (a request holds its slots until its slowest
+  proof ends; small requests keep REPLs busy). Measured in bench/kimina_bench.py.
+Concurrent `run` calls are micro-batched (after `linger_s`). Error rows: "timed out" -> TIMEOUT, others -> INFRA.
 """
 from __future__ import annotations
 
@@ -79,7 +81,8 @@ class KiminaBackend:
         self.linger_s, self.http_timeout_s, self.reuse, self._transport = linger_s, http_timeout_s, reuse, transport
         self._client: httpx.AsyncClient | None = None
         self._pending: list[tuple[Snippet, float, asyncio.Future]] = []
-        self._free_slots = server_repls
+        self._free_slots = 2 * server_repls
+        self._request_size = min(batch_size, max(1, server_repls // 4))
         self._timer: asyncio.TimerHandle | None = None
         self._ids = itertools.count()
         self._tasks: set[asyncio.Task] = set()
@@ -97,20 +100,20 @@ class KiminaBackend:
             fut = loop.create_future()
             self._pending.append((s, timeout_s, fut))
             futures.append(fut)
-        if len(self._pending) >= self.batch_size:
+        if len(self._pending) >= self._request_size:
             self._pump()
         elif self._pending and self._timer is None:
             self._timer = loop.call_later(self.linger_s, self._pump)
         return list(await asyncio.gather(*futures))
 
     def _pump(self) -> None:
-        """Send batches (same timeout, at most `batch_size`) while snippet slots are free."""
+        """Send requests (same timeout, at most `_request_size` snippets) while snippet slots are free."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         while self._pending and self._free_slots > 0:
             timeout_s = self._pending[0][1]
-            n = min(self.batch_size, self._free_slots)
+            n = min(self._request_size, self._free_slots)
             batch = [it for it in self._pending if it[1] == timeout_s][:n]
             self._pending = [it for it in self._pending if not any(it is b for b in batch)]
             self._free_slots -= len(batch)
