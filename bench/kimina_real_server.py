@@ -32,8 +32,8 @@ import httpx
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from lean_env import Outcome, Snippet  # noqa: E402
-from lean_env.backends.kimina import KiminaBackend  # noqa: E402
+from lean_env import Outcome, Snippet
+from lean_env.backends.kimina import KiminaBackend
 
 KEY = "bench-key"
 RULES = [{"match": "BAD", "outcome": "error", "message": "unsolved goals"}, {"match": "HANG", "outcome": "hang"},
@@ -82,9 +82,10 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        log = open(os.path.join(self.work, f"server_{self.port}.log"), "a")
-        self.proc = subprocess.Popen([self.args.server_python, "-m", "server"], cwd=self.args.server_dir, env=self.env,
-                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log = os.path.join(self.work, f"server_{self.port}.log")
+        with open(log, "a") as sink:   # the child keeps its own copy of the descriptor
+            self.proc = subprocess.Popen([self.args.server_python, "-m", "server"], cwd=self.args.server_dir,
+                                         env=self.env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -92,7 +93,7 @@ class Server:
                     return
             except httpx.HTTPError:
                 time.sleep(0.2)
-        raise RuntimeError(f"server did not start; see {log.name}")
+        raise RuntimeError(f"server did not start; see {log}")
 
     def kill(self) -> None:
         """SIGKILL the server's process group and every REPL session it started (they run under setsid)."""
@@ -121,7 +122,7 @@ def _free_port() -> int:
 
 
 def _descendants(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout.split()
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True, check=True).stdout.split()
     children: dict[int, list[int]] = {}
     for child, parent in zip(map(int, out[::2]), map(int, out[1::2])):
         children.setdefault(parent, []).append(child)
@@ -240,7 +241,7 @@ def main() -> None:
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "kimina_real_server.json"))
     args = p.parse_args()
     commit = args.server_commit or subprocess.run(["git", "-C", args.server_dir, "rev-parse", "HEAD"],
-                                                  capture_output=True, text=True).stdout.strip()
+                                                  capture_output=True, text=True, check=False).stdout.strip()
     with tempfile.TemporaryDirectory() as work:
         results = scenarios(args, work)
     summary = {name: r.get("ok", r.get("status")) for name, r in results.items()}

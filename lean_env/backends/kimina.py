@@ -35,8 +35,9 @@ import math
 import os
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import httpx
 
@@ -115,7 +116,8 @@ class KiminaBackend:
             timeout_s = self._pending[0][1]
             n = min(self._request_size, self._free_slots)
             batch = [it for it in self._pending if it[1] == timeout_s][:n]
-            self._pending = [it for it in self._pending if not any(it is b for b in batch)]
+            taken = {id(it) for it in batch}
+            self._pending = [it for it in self._pending if id(it) not in taken]
             self._free_slots -= len(batch)
             task = asyncio.ensure_future(self._send(batch, timeout_s))
             self._tasks.add(task)
@@ -125,7 +127,7 @@ class KiminaBackend:
         snippets = [it[0] for it in items]
         try:
             results = await self._settle(snippets, timeout_s)
-        except Exception as e:  # never lose a sample: every future gets a result
+        except Exception as e:  # noqa: BLE001  never lose a sample: every future gets a result
             results = [RunResult(s.id, Outcome.INFRA, 0.0, infra_detail=f"client error: {e!r}") for s in snippets]
         finally:
             self._free_slots += len(items)
@@ -200,7 +202,7 @@ class KiminaBackend:
         self.requests_sent += 1
         try:
             resp = await asyncio.wait_for(self._http().post(path, json=payload, timeout=http_timeout), http_timeout)
-        except (asyncio.TimeoutError, httpx.TimeoutException):
+        except (TimeoutError, httpx.TimeoutException):
             return _Failure("batch", f"no answer within the HTTP timeout of {http_timeout:g} s")
         except httpx.TransportError as e:
             return _Failure("down", f"connection error: {type(e).__name__}: {e}")

@@ -59,8 +59,8 @@ def _int_field(body: dict, key: str, default: int, loc: tuple) -> tuple[int | No
     return number, None
 
 
-def _validate(path: str, body: Any) -> tuple[list[tuple[str, str]], int, bool, list[dict]]:
-    """Request body -> (snippets [(id, code)], timeout, reuse, errors)."""
+def _validate(path: str, body: Any) -> tuple[list[tuple[str, str | None]], int, bool, list[dict]]:
+    """Request body -> (snippets [(id, code)], timeout, reuse, errors); code None: a /verify item without content."""
     loc = ("body",)
     if not isinstance(body, dict):
         return [], 0, True, [{"type": "model_attributes_type", "loc": list(loc), "msg": "Input should be an object"}]
@@ -73,7 +73,7 @@ def _validate(path: str, body: Any) -> tuple[list[tuple[str, str]], int, bool, l
         list_key, id_key, code_keys, reuse = "codes", "custom_id", ("proof", "code"), not body.get("disable_cache", False)
     errors += [err] if err else []
     items = body.get(list_key)
-    snippets: list[tuple[str, str]] = []
+    snippets: list[tuple[str, str | None]] = []
     if not isinstance(items, list):
         errors.append({"type": "missing" if items is None else "list_type", "loc": [*loc, list_key],
                        "msg": "Field required" if items is None else "Input should be a valid list"})
@@ -82,6 +82,9 @@ def _validate(path: str, body: Any) -> tuple[list[tuple[str, str]], int, bool, l
         ident = item.get(id_key) if isinstance(item, dict) else None
         code = next((item[k] for k in code_keys if isinstance(item, dict) and isinstance(item.get(k), str)), None)
         id_ok = isinstance(ident, str) or (id_key == "custom_id" and isinstance(ident, int) and not isinstance(ident, bool))
+        if id_ok and code is None and id_key == "custom_id":   # the model allows it; the route then fails
+            snippets.append((str(ident), None))
+            continue
         if not id_ok or code is None:
             errors.append({"type": "string_type" if ident is not None else "missing", "loc": [*loc, list_key, i],
                            "msg": f"snippet needs a string {id_key!r} and {' or '.join(map(repr, code_keys))}"})
@@ -162,9 +165,11 @@ class FakeKimina:
         if errors:
             return _detail(422, errors)
         self.requests.append(body)
+        if any(code is None for _, code in snippets):   # `Code.get_proof_content` raises: an unhandled ValueError
+            return httpx.Response(500, text="Internal Server Error")
         return await self._run(path, snippets, float(timeout), reuse)
 
-    async def _run(self, path: str, snippets: list[tuple[str, str]], timeout: float, reuse: bool) -> httpx.Response:
+    async def _run(self, path: str, snippets: list, timeout: float, reuse: bool) -> httpx.Response:
         generation = self._generation
         tasks = [asyncio.ensure_future(self.pool.run_one(i, code, timeout, reuse)) for i, code in snippets]
         failure: httpx.Response | None = None

@@ -106,7 +106,7 @@ class ReplPool:
                 remaining = deadline - loop.time()
                 try:
                     await asyncio.wait_for(cond.wait(), timeout=max(remaining, 0.0))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     raise NoFreeRepl(f"Timed out after {self.max_wait_s}s while waiting for a REPL") from None
 
     async def _drop(self, repl: FakeRepl, *, keep: bool) -> None:

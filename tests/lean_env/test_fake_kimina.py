@@ -57,6 +57,11 @@ def test_bad_snippet_lists_are_422(snippets):
     assert check(FakeKimina(), snippets).status_code == 422
 
 
+def test_verify_item_without_proof_or_code_is_an_unhandled_500():
+    r = call(FakeKimina(), "POST", "/verify", {"codes": [{"custom_id": 1}]})
+    assert r.status_code == 500 and r.text == "Internal Server Error"
+
+
 def test_check_rows_and_header_shift():
     r = check(FakeKimina(), [{"id": "a", "code": CODE}]).json()["results"][0]
     assert set(r) == {"id", "time", "response"} and r["response"]["messages"][0]["pos"]["line"] == 6

@@ -201,7 +201,10 @@ def test_real_verify_answers_decode():
     paths = sorted(glob.glob(os.path.join(FIXTURES, "*.json")))
     if not paths:
         pytest.skip("../shared/fixtures absent")
-    answers = {f"s{i}": json.load(open(p)) for i, p in enumerate(paths)}
+    answers = {}
+    for i, path in enumerate(paths):
+        with open(path) as f:
+            answers[f"s{i}"] = json.load(f)
 
     def handler(request):
         body = json.loads(request.content)
