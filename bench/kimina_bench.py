@@ -94,11 +94,15 @@ def main() -> None:
     for repls, n, crash, server_repls in tqdm(grid, desc="kimina bench"):
         rows.append(asyncio.run(cell(repls, n, crash, server_repls, args.time_scale, args.seed)))
         tqdm.write(json.dumps(rows[-1]))
-    sized = [r for r in rows if r["server_repls"] == r["repls"]]
-    summary = {"correct_lost_total": sum(r["correct_lost"] for r in rows),
-               "infra_equals_crash_share_in_all_cells": all(r["infra_share"] == r["expected_infra_share"] for r in rows),
-               "sized_http_429_total": sum(r["http_429"] for r in sized),
-               "oversized_http_429_total": sum(r["http_429"] for r in rows if r not in sized)}
+    summary = {}
+    for label, cells in (("sized", [r for r in rows if r["server_repls"] == r["repls"]]),
+                         ("oversized", [r for r in rows if r["server_repls"] != r["repls"]])):
+        summary[label] = {"correct_lost": sum(r["correct_lost"] for r in cells),
+                          "cells_with_infra_share_equal_to_crash_share":
+                              f"{sum(r['infra_share'] == r['expected_infra_share'] for r in cells)}/{len(cells)}",
+                          "http_429": sum(r["http_429"] for r in cells),
+                          "proofs_per_sim_s_range": [min(r["proofs_per_sim_s"] for r in cells),
+                                                     max(r["proofs_per_sim_s"] for r in cells)]}
     out = {"command": " ".join(["python", *sys.argv]),
            "args": vars(args) | {"out": os.path.relpath(args.out, ROOT)}, "platform": platform.platform(),
            "summary": summary, "cells": rows}
