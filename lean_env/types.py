@@ -35,7 +35,7 @@ class Verdict(str, Enum):
 
 @dataclass(frozen=True)
 class LeanMessage:
-    severity: Literal["info", "warning", "error"]
+    severity: Literal["trace", "info", "warning", "error"]
     line: int
     col: int
     end_line: int | None

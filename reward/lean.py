@@ -36,14 +36,15 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "api_key": None,            # env LEAN_SERVER_API_KEY
     "endpoint": "check",        # Kimina: "check" (/api/check) or "verify" (legacy /verify)
     "batch_size": 8,            # Kimina snippets per request
-    "max_concurrency": 8,       # Kimina requests in flight; verify_many samples in flight
+    "server_repls": 8,          # Kimina: the server's LEAN_SERVER_MAX_REPLS; cap on snippets in flight
+    "max_concurrency": 8,       # verify_many samples in flight
     "repl_command": None,       # env LEAN_REPL_COMMAND, default "lake exe repl"
     "workspace": None,          # Mathlib workspace (cwd of the REPL); env LEAN_WORKSPACE
     "num_repls": 1,             # REPL processes per pool
     "max_uses": 500,            # recycle a REPL after this many proofs
     "max_rss_mb": None,         # recycle a REPL whose process tree exceeds this RSS
     "mem_limit_mb": None,       # RLIMIT_AS per REPL process
-    "import_timeout_s": 300.0,  # header import limit for a fresh REPL
+    "import_timeout_s": 300.0,  # header import limit for a fresh REPL (Kimina: re-send limit after a header timeout)
     "ray_actors": 1,            # repl-ray: number of Ray actors each holding a pool
     "timeout_s": 60.0,          # per-proof Lean wall-clock limit
     "infra_retries": 2,         # re-runs after an infrastructure failure
@@ -85,7 +86,7 @@ def _make_backend(cfg: Mapping[str, Any]) -> LeanBackend:
         from lean_env.backends.kimina import KiminaBackend
 
         return KiminaBackend(cfg["url"], cfg["api_key"], endpoint=cfg["endpoint"], batch_size=int(cfg["batch_size"]),
-                             max_concurrency=int(cfg["max_concurrency"]))
+                             server_repls=int(cfg["server_repls"]), import_timeout_s=float(cfg["import_timeout_s"]))
     pool_kwargs = dict(command=cfg["repl_command"], cwd=cfg["workspace"], num_repls=int(cfg["num_repls"]),
                        max_uses=int(cfg["max_uses"]), max_rss_mb=cfg["max_rss_mb"], mem_limit_mb=cfg["mem_limit_mb"],
                        import_timeout_s=float(cfg["import_timeout_s"]))

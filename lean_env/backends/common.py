@@ -5,7 +5,9 @@ from typing import Any, Mapping
 
 from lean_env.types import LeanMessage, Outcome, RunResult
 
-_SEVERITIES = {"info", "warning", "error"}
+# The REPL's JSON declares `trace` besides Lean's three severities (Kimina's models list it too); like `info`
+# it is neither an error nor a sign of a broken answer.
+_SEVERITIES = {"trace", "info", "warning", "error"}
 
 
 def _line_col(pos: Any) -> tuple[int | None, int | None]:
