@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal, Sequence
 
-from lean_env.assemble import CheckPlan, build_check, split_header
+from lean_env.assemble import CheckPlan, arrange, build_check, split_header
 from lean_env.judge import ALLOWED_AXIOMS, judge
 from lean_env.screen import ScreenResult, screen
 from lean_env.types import LeanMessage, Outcome, RunResult, Verdict
@@ -130,14 +130,14 @@ def _failed_to_run(run: ToolRun, what: str, timeout_s: float) -> str | None:
 # --- comparator ------------------------------------------------------------------------------------------------
 
 def comparator_sources(screened: ScreenResult, header: str) -> tuple[str, str]:
-    """(Challenge.lean, Solution.lean): header + dataset statement with `sorry`; header + helpers + statement + proof."""
+    """(Challenge.lean, Solution.lean): the trusted header and the dataset statement with `sorry`; the trusted header,
+    the model's helpers and the statement with the model's proof (laid out as the online check lays them out)."""
     st = screened.statement
-    assert st is not None and screened.proof is not None
+    assert st is not None
     imports, rest = split_header(header)
-    trusted = imports + rest.rstrip("\n") + "\n\n" + st.preamble
-    challenge = trusted + st.core + " :=\n  sorry\n"
-    solution = trusted + screened.helpers + st.core + " :=" + screened.proof.rstrip("\n") + "\n"
-    return challenge, solution
+    head, chain, before_visible, visible = arrange(screened)
+    trusted = imports + rest.rstrip("\n") + "\n\n" + head
+    return trusted + chain + st.core + " :=\n  sorry\n", trusted + before_visible + visible
 
 
 def comparator_config(module: str, name: str, kind: str) -> dict:

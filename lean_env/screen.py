@@ -37,7 +37,7 @@ class Statement:
     """A dataset's formal statement split into parts (all exact original text)."""
 
     name: str
-    preamble: str   # non-import text before the theorem's line (trusted: open/set_option lines)
+    preamble: str   # non-import text before the theorem (trusted: open/set_option, also `open X in` on its line)
     core: str       # from `theorem` up to (excluding) the final `:=`
     signature: str  # the part of `core` after the name
     names: frozenset[str] = frozenset()   # identifiers the signature uses, minus its binders
@@ -90,8 +90,10 @@ def parse_statement(formal_statement: str) -> Statement:
     first = i
     while first > 0 and code[first - 1].text in ALLOWED_MODIFIERS:
         first -= 1
-    line_start = formal_statement.rfind("\n", 0, code[first].start) + 1
-    preamble = "".join(ln for ln in formal_statement[:line_start].splitlines(keepends=True)
+    before = formal_statement[:code[first].start]   # may end in `open X in ` on the theorem's own line
+    if not before[before.rfind("\n") + 1:].strip():
+        before = before[:before.rfind("\n") + 1]
+    preamble = "".join(ln for ln in before.splitlines(keepends=True)
                        if not (_code(ln)[:1] and _code(ln)[0].text == "import"))
     return Statement(name=code[i + 1].text, preamble=preamble, core=formal_statement[code[first].start:code[k - 1].end],
                      signature=formal_statement[code[i + 1].end:code[k - 1].end],

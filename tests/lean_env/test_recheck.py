@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 from lean_env.testing.fake_lean_tools import install
 
-from lean_env.recheck import RecheckJob, ToolConfig, ToolRun, classify_comparator, classify_lean4checker, recheck
+from lean_env.recheck import (
+    RecheckJob,
+    ToolConfig,
+    ToolRun,
+    classify_comparator,
+    classify_lean4checker,
+    comparator_sources,
+    recheck,
+)
+from lean_env.screen import screen
 from lean_env.verify import Task
 from sdpo_eval import recheck as cli
 
@@ -106,6 +115,14 @@ def test_a_stored_proof_that_todays_screen_rejects_is_rejected_without_running_t
     (result,) = recheck([job("P7", "native_decide")], config(tools, "comparator"), progress=False)
     assert result.status == "rejected" and "today's screen rejects it (forbidden)" in result.message
     assert not (tools[1] / "SdpoRecheck" / "P7").exists()
+
+
+def test_comparator_sources_keep_the_statements_open_in_on_the_theorem():
+    statement = "open Real in\ntheorem t3 : Real.pi > 3 := by\n"
+    out = "```lean4\nlemma aux : (1 : ℕ) = 1 := rfl\n\ntheorem t3 : Real.pi > 3 := by\n  exact Real.pi_gt_three\n```"
+    challenge, solution = comparator_sources(screen(statement, out), "import Mathlib\n")
+    assert challenge == "import Mathlib\n\n\nopen Real in\ntheorem t3 : Real.pi > 3 :=\n  sorry\n"
+    assert "rfl\n\nopen Real in\ntheorem t3 : Real.pi > 3 := by\n  exact Real.pi_gt_three\n" in solution
 
 
 def test_classify_comparator_on_real_output_shapes():
