@@ -1,9 +1,10 @@
 """Assemble the file that is actually checked: trusted header + dataset statement + model proof.
 
 Layout of `Snippet.body` (line 1 = first body line):
-  non-import header lines, dataset preamble      <- trusted
-  `axiom sdpo_ref_<nonce> <dataset signature>`   <- reference, elaborated before any model code (statement check)
-  model helper lemmas, dataset statement `:=` model proof   <- "visible" code, line 1 = first line
+  non-import header lines, dataset preamble up to its trailing `open … in` chain (if any)   <- trusted
+  chain `axiom sdpo_ref_<nonce> <dataset signature>`   <- reference, elaborated before any model code (statement check)
+  chain, unless model helpers precede the theorem       <- trusted
+  model helper lemmas, [chain,] dataset statement `:=` model proof   <- "visible" code, line 1 = first line
   (blank line) `#print axioms <name>`            <- axiom audit at `audit_line`
   `#check (rfl : type_of% @_root_.<name> = type_of% @sdpo_ref_<nonce>)`   <- statement check at `check_line`
 The statement check makes Lean confirm that the constant the proof declared has, up to definitional equality, the
