@@ -1,4 +1,4 @@
-"""Re-check stored rewarded proofs offline with a kernel-replay tool (leanprover/comparator or lean4checker).
+"""Re-check stored rewarded proofs offline with a kernel-replay tool (comparator, lean4checker or SafeVerify).
 
     python -m sdpo_eval.recheck --log runs/sdpo/attempts.jsonl --data ~/data/sdpo_lean/minif2f_test.parquet \\
         --project ~/recheck-ws --tool comparator --out recheck.jsonl
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lean_env.recheck import (
+    DEFAULT_COMMANDS,
     DEFAULT_LIB,
     TOOLS,
     RecheckJob,
@@ -113,8 +114,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--project", type=Path, required=True, help="Lean project (lakefile, Mathlib at the toolchain)")
     ap.add_argument("--tool", choices=TOOLS, required=True)
     ap.add_argument("--tool-command", default=None,
-                    help="how `lake env` runs the tool (default: the tool's name; e.g. 'leanchecker' on Lean >= 4.28, "
-                         "'lean4checker --fresh', or a path to comparator's binary)")
+                    help="how `lake env` runs the tool (default: comparator, lean4checker or safe_verify; e.g. "
+                         "'leanchecker' on Lean >= 4.28, 'lean4checker --fresh', or a path to the built binary)")
     ap.add_argument("--lake", default="lake", help="lake command (default: lake)")
     ap.add_argument("--lib", default=DEFAULT_LIB, help="module prefix of the written files (comparator: a lean_lib)")
     ap.add_argument("--timeout-s", type=float, default=1800.0, help="limit per tool run (default: 1800)")
@@ -126,7 +127,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        cfg = ToolConfig(args.tool, args.project.expanduser().resolve(), parse_command(args.tool_command or args.tool),
+        cfg = ToolConfig(args.tool, args.project.expanduser().resolve(), parse_command(args.tool_command or DEFAULT_COMMANDS[args.tool]),
                          parse_command(args.lake), args.lib, args.timeout_s)
         preflight(cfg)
         if args.tool == "comparator" and args.workers != 1:

@@ -1,4 +1,4 @@
-"""Fake `lake`, `lean`, `comparator` and `lean4checker` executables for the offline re-check tests (`lean_env.recheck`).
+"""Fake `lake`, `lean`, `comparator`, `lean4checker` and `safe_verify` executables for the offline re-check tests (`lean_env.recheck`).
 
 They model what the real tools print and return, as read in their sources:
 - `lake env CMD ARGS…` runs CMD with the environment; a missing CMD is `error: no such file or directory`, exit 1.
@@ -11,6 +11,9 @@ They model what the real tools print and return, as read in their sources:
 - lean4checker (Main.lean): `Searching for modules matching: [M]`, `Found 1 modules to check` on stdout; a kernel
   failure prints `lean4checker found a problem in M` and `uncaught exception: (kernel) …` on stderr, exit 1; no olean:
   `uncaught exception: Could not find any oleans for: M`, exit 1.
+- safe_verify (Main.lean): stderr `Replaying <olean>` per file, `<n> used disallowed axioms. […]`, `Found a problem in
+  <file> with declaration <n>: <failure>`, then `SafeVerify check passed.` (exit 0) or `uncaught exception: SafeVerify
+  check failed. …` / `uncaught exception: (kernel) …` (exit 1).
 Markers in the checked text (`-- fake:<what>`) pick the misbehaviour: error, tamper, hang, crash, no-olean, mismatch,
 axiom, export-crash, challenge-broken.
 """
@@ -52,13 +55,15 @@ for number, line in enumerate(text.splitlines(), 1):
         msg(number, "information", f"'{m.group(1)}' depends on axioms: [propext]")
     if line.startswith("#check (rfl"):
         msg(number, "information", "rfl : p = p")
+    if "sorry" in line:
+        msg(number, "warning", "declaration uses 'sorry'")
     if "fake:error" in line:
         msg(number, "error", "unsolved goals\n⊢ False")
         errors += 1
 if errors:
     sys.exit(1)
 if "fake:no-olean" not in text:
-    open(olean, "w").write("olean\n" + ("TAMPERED" if "fake:tamper" in text else ""))
+    open(olean, "w").write("olean\n" + " ".join(m for m in ("tamper", "axiom", "mismatch") if f"fake:{m}" in text))
 '''
 
 COMPARATOR = r'''
@@ -115,7 +120,7 @@ if found is None:
     sys.exit(1)
 print("Found 1 modules to check", flush=True)
 olean = open(found).read()
-if "TAMPERED" in olean:
+if "tamper" in olean:
     print(f"lean4checker found a problem in {module}", file=sys.stderr)
     print("uncaught exception: (kernel) declaration type mismatch, 'false' has type\n  Prop\n"
           "but it is expected to have type\n  False", file=sys.stderr)
@@ -123,11 +128,46 @@ if "TAMPERED" in olean:
 '''
 
 
+SAFE_VERIFY = r'''
+import os, sys
+target, submission = [a for a in sys.argv[1:] if not a.startswith("-")]
+def say(text):
+    print(text, file=sys.stderr, flush=True)
+def fail(reason):
+    say(f"uncaught exception: {reason}")
+    sys.exit(1)
+say("Currently running on Lean v4.9.0")
+say(f"Running SafeVerify on target file: {target} and submission file: {submission}.")
+for path in (target, submission):
+    say("------------------")
+    say(f"Replaying {path}")
+    if not os.path.exists(path):
+        fail(f"object file '{path}' does not exist")
+    if "tamper" in open(path).read():
+        fail("(kernel) declaration type mismatch, 'false' has type\n  Prop\nbut it is expected to have type\n  False")
+    say("Finished setting up the environment.")
+    say("Finished replay. Found 2 declarations.")
+text = open(submission).read()
+say("------------------")
+if "axiom" in text:
+    say("t1 used disallowed axioms. [sorryAx]")
+say("------------------")
+if "axiom" in text or "mismatch" in text:
+    say(f"Found a problem in {submission} with declaration t1: {'axioms' if 'axiom' in text else 'thmType'}")
+    say("------------------")
+    fail("SafeVerify check failed. For more diagnostic information about failures, run safe_verify with the -v "
+         "(or --verbose) flag.")
+say("------------------")
+say("SafeVerify check passed.")
+'''
+
+
 def install(bin_dir: Path) -> dict[str, Path]:
     """Write the fakes into `bin_dir` as executables (shebang: this interpreter); the caller puts it on PATH."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     paths = {}
-    for name, body in (("lake", LAKE), ("lean", LEAN), ("comparator", COMPARATOR), ("lean4checker", LEAN4CHECKER)):
+    for name, body in (("lake", LAKE), ("lean", LEAN), ("comparator", COMPARATOR), ("lean4checker", LEAN4CHECKER),
+                       ("safe_verify", SAFE_VERIFY)):
         path = bin_dir / name
         path.write_text(f"#!{sys.executable}\n{body}")
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

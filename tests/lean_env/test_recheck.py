@@ -1,7 +1,6 @@
 """Offline re-check (`lean_env.recheck`, `sdpo_eval.recheck`) against fake lake/lean/comparator/lean4checker
 executables that print and exit as the real tools do (lean_env.testing.fake_lean_tools); no Lean needed."""
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from lean_env.recheck import (
     ToolRun,
     classify_comparator,
     classify_lean4checker,
+    classify_safeverify,
     comparator_sources,
     recheck,
 )
@@ -43,7 +43,8 @@ def tools(tmp_path, monkeypatch):
 
 def config(tools, tool, timeout_s=30.0):
     paths, project = tools
-    return ToolConfig(tool, project, [str(paths[tool])], [str(paths["lake"])], timeout_s=timeout_s)
+    command = paths["safe_verify" if tool == "safeverify" else tool]
+    return ToolConfig(tool, project, [str(command)], [str(paths["lake"])], timeout_s=timeout_s)
 
 
 def job(key, proof_line="subst h\n  rfl", header=HEADER, statement=STATEMENT, answer=None):
@@ -153,7 +154,7 @@ def test_lean4checker_confirms_after_the_offline_compile_is_judged_valid(tools):
 @pytest.mark.parametrize("marker, header, status, needle", [
     ("tamper", HEADER, "rejected", "(kernel) declaration type mismatch, 'false' has type"),
     ("error", HEADER, "rejected", "offline Lean: lean_error"),
-    ("no-olean", HEADER, "infra", "without an error message or .olean"),
+    ("no-olean", HEADER, "infra", "wrote no .olean without reporting an error"),
     ("", "import NoSuchLib\n", "infra", "unknown module prefix 'NoSuchLib'"),
 ])
 def test_lean4checker_failures_are_classified(tools, marker, header, status, needle):
@@ -170,6 +171,41 @@ def test_classify_lean4checker_on_real_output_shapes():
     lost = ToolRun(1, "Searching for modules matching: [M.X]\n", "uncaught exception: Could not find any oleans for: M.X")
     assert classify_lean4checker(lost, "M.X", 10)[0] == "infra"
     assert classify_lean4checker(ToolRun(None, "", "", timed_out=True), "M.X", 10)[0] == "infra"
+
+
+# --------------------------------------------------------------------------------------------- SafeVerify
+
+def test_safeverify_confirms_after_compiling_target_and_submission(tools):
+    (result,) = recheck([job("S1")], config(tools, "safeverify"), progress=False)
+    assert (result.status, result.message) == ("confirmed", "SafeVerify check passed.")
+    folder = tools[1] / ".sdpo_recheck" / "SdpoRecheck" / "S1"
+    assert "sorry" in (folder / "Target.lean").read_text() and "subst h" in (folder / "Submission.lean").read_text()
+    assert (folder / "Target.olean").exists() and (folder / "Submission.olean").exists()
+
+
+@pytest.mark.parametrize("marker, header, status, needle", [
+    ("tamper", HEADER, "rejected", "(kernel) declaration type mismatch"),
+    ("axiom", HEADER, "rejected", "t1 used disallowed axioms. [sorryAx]"),
+    ("mismatch", HEADER, "rejected", "with declaration t1: thmType; SafeVerify check failed"),
+    ("error", HEADER, "rejected", "the solution does not compile: line"),
+    ("", "import NoSuchLib\n", "infra", "the trusted challenge fails in this project"),
+])
+def test_safeverify_failures_are_classified(tools, marker, header, status, needle):
+    (result,) = recheck([job("S2", f"rfl -- fake:{marker}", header=header)], config(tools, "safeverify"),
+                        progress=False)
+    assert result.status == status and needle in result.message, result.message
+
+
+def test_classify_safeverify_target_failures_are_infra():
+    target = Path("/w/Target.olean")
+    replay_target = ToolRun(1, "", "Replaying /w/Target.olean\nuncaught exception: (kernel) unknown constant 'x'")
+    assert classify_safeverify(replay_target, target, 10)[0] == "infra"
+    missing = ToolRun(1, "", "Replaying /w/Target.olean\nuncaught exception: object file '/w/Target.olean' does not exist")
+    assert classify_safeverify(missing, target, 10)[0] == "infra"
+    replay_submission = ToolRun(1, "", "Replaying /w/Target.olean\nReplaying /w/Sub.olean\n"
+                                       "uncaught exception: (kernel) unknown constant 'x'")
+    assert classify_safeverify(replay_submission, target, 10) == ("rejected", "(kernel) unknown constant 'x'")
+    assert classify_safeverify(ToolRun(0, "", "Replaying /w/Target.olean\n"), target, 10)[0] == "infra"
 
 
 # -------------------------------------------------------------------------------------------------- CLI
@@ -229,4 +265,12 @@ def test_cli_usage_errors_name_the_fix(tools, tmp_path, capsys):
     (project / "lakefile.toml").write_text('name = "ws"\n')
     assert cli.main(["--log", str(log), "--project", str(project), "--tool", "comparator"]) == 2
     assert 'globs = ["SdpoRecheck.+"]' in capsys.readouterr().err
-    assert sys.executable  # the fakes run under this interpreter
+
+
+def test_cli_default_tool_command_is_the_tools_binary_on_path(tools, tmp_path):
+    paths, project = tools
+    gt = {"formal_statement": STATEMENT, "name": "t1", "header": HEADER}
+    log = _write_log(tmp_path / "v.jsonl", [{**gt, "output": output(), "verdict": "valid", "score": 1.0, "infra": 0}])
+    assert cli.main(["--log", str(log), "--project", str(project), "--tool", "safeverify", "--lake", str(paths["lake"])]) == 0
+    (row,) = [json.loads(line) for line in (tmp_path / "v.recheck.jsonl").read_text().splitlines()]
+    assert row["status"] == "confirmed" and row["message"] == "SafeVerify check passed."
