@@ -19,8 +19,9 @@ import hashlib
 import json
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from lean_env.recheck import (
     DEFAULT_COMMANDS,

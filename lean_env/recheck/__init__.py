@@ -29,8 +29,8 @@ Each tool run is killed with its whole process group after `timeout_s`.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterable
 
 from lean_env.recheck.common import (
     DEFAULT_COMMANDS,

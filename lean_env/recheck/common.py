@@ -6,9 +6,10 @@ import re
 import shlex
 import signal
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal
 
 from lean_env.verify import Task
 
@@ -16,7 +17,7 @@ Status = Literal["confirmed", "rejected", "infra"]
 TOOLS = ("comparator", "lean4checker", "safeverify")
 DEFAULT_COMMANDS = {"comparator": "comparator", "lean4checker": "lean4checker", "safeverify": "safe_verify"}
 DEFAULT_LIB = "SdpoRecheck"
-UNCAUGHT = re.compile(r"uncaught exception:\s*(.*)", re.S)   # how a Lean `main` that throws reports (exit 1)
+UNCAUGHT = re.compile(r"uncaught exception:\s*(.*)", re.DOTALL)   # how a Lean `main` that throws reports (exit 1)
 
 
 @dataclass(frozen=True)

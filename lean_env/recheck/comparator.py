@@ -16,7 +16,7 @@ from lean_env.recheck.common import UNCAUGHT, RecheckJob, Status, ToolConfig, To
 from lean_env.screen import ScreenResult
 
 COMPARATOR_OK = "Your solution is okay!"
-_STAGE = re.compile(r"^(?:Building (\S+)|Exporting .* from (\S+))\s*$", re.M)
+_STAGE = re.compile(r"^(?:Building (\S+)|Exporting .* from (\S+))\s*$", re.MULTILINE)
 
 
 def comparator_sources(screened: ScreenResult, header: str) -> tuple[str, str]:

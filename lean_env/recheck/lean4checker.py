@@ -39,8 +39,8 @@ def _judge_compiled(plan: CheckPlan, source: Path, olean: Path, root: Path, cfg:
         return compiled
     trusted = [m for m in compiled.errors() if m.line <= plan.visible_offset]
     if trusted:   # the imports, the header or the reference statement fail here: the project, not the proof
-        return "infra", f"the trusted header or statement fails in this project (line {trusted[0].line}): " \
-                        f"{trusted[0].text[:500]}"
+        line, text = trusted[0].line, trusted[0].text[:500]
+        return "infra", f"the trusted header or statement fails in this project (line {line}): {text}"
     judgement = judge(RunResult("recheck", Outcome.OK, 0.0, compiled.messages), plan)
     if judgement.verdict is not Verdict.VALID:
         errors = "; ".join(f"line {m.line}: {m.text[:300]}" for m in judgement.errors[:3])

@@ -22,8 +22,8 @@ SAFEVERIFY_OK = "SafeVerify check passed."
 # reasons that judge the submission; any other exception (a missing .olean, an import check, …) is infra
 _VERDICT_REASONS = ("SafeVerify check failed", "kernel verification failed", "unsafe constant", "partial constant",
                     "suspicious Nat literal", "(kernel)")
-_FINDING = re.compile(r"^(?:Found a problem in .*|.* used disallowed axioms\..*)$", re.M)
-_REPLAYING = re.compile(r"^Replaying (.+)$", re.M)
+_FINDING = re.compile(r"^(?:Found a problem in .*|.* used disallowed axioms\..*)$", re.MULTILINE)
+_REPLAYING = re.compile(r"^Replaying (.+)$", re.MULTILINE)
 
 
 def classify_safeverify(run: ToolRun, target: Path, timeout_s: float) -> tuple[Status, str]:

@@ -5,8 +5,17 @@ import random
 
 import pytest
 
-from lean_env import (LeanMessage, Outcome, RunResult, Verdict, build_check, judge, parse_statement,
-                      render_feedback, screen)
+from lean_env import (
+    LeanMessage,
+    Outcome,
+    RunResult,
+    Verdict,
+    build_check,
+    judge,
+    parse_statement,
+    render_feedback,
+    screen,
+)
 from lean_env.backends.common import parse_repl_response
 from lean_env.judge import parse_audit
 

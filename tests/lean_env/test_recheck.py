@@ -5,7 +5,6 @@ import time
 from pathlib import Path
 
 import pytest
-from lean_env.testing.fake_lean_tools import install
 
 from lean_env.recheck import (
     RecheckJob,
@@ -18,6 +17,7 @@ from lean_env.recheck import (
     recheck,
 )
 from lean_env.screen import screen
+from lean_env.testing.fake_lean_tools import install
 from lean_env.verify import Task
 from sdpo_eval import recheck as cli
 
@@ -258,7 +258,7 @@ def test_cli_attempt_log_with_parquet_problems_exits_zero_when_all_confirmed(too
 
 
 def test_cli_usage_errors_name_the_fix(tools, tmp_path, capsys):
-    paths, project = tools
+    project = tools[1]
     log = _write_log(tmp_path / "a.jsonl", [])
     assert cli.main(["--log", str(log), "--project", str(tmp_path / "nowhere"), "--tool", "lean4checker"]) == 2
     assert "no lakefile" in capsys.readouterr().err
