@@ -52,6 +52,7 @@ def test_statement_check_reference_shares_a_trailing_open_in_of_the_preamble(ans
 def test_open_in_on_the_statements_own_line_prefixes_reference_and_theorem():
     st_ = "open Real in theorem t3 : Real.pi > 3 := by\n"
     assert parse_statement(st_).preamble == "open Real in "
+    assert parse_statement("@[simp] theorem t3 : True := by\n").preamble == ""   # never an attribute of the reference
     plan = build_check(screen(st_, "```lean4\ntheorem t3 : Real.pi > 3 := by\n  exact Real.pi_gt_three\n```"))
     body = plan.snippet.body
     assert "open Real in \naxiom sdpo_ref_" in body and "\nopen Real in \ntheorem t3" in body
