@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from lean_env.recheck.common import (
     DEFAULT_COMMANDS,
@@ -93,8 +93,6 @@ def recheck(jobs: Iterable[RecheckJob], cfg: ToolConfig, *, workers: int = 1, pr
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, \
             tqdm(total=len(jobs), desc=f"recheck ({cfg.tool})", disable=not progress) as bar:
         futures = [pool.submit(recheck_one, job, cfg) for job in jobs]
-        results = []
-        for future in futures:
-            results.append(future.result())
+        for _ in as_completed(futures):
             bar.update(1)
-    return results
+    return [future.result() for future in futures]
