@@ -163,6 +163,13 @@ def test_lean4checker_failures_are_classified(tools, marker, header, status, nee
     assert result.status == status and needle in result.message, result.message
 
 
+def test_parallel_runs_keep_input_order(tools):
+    jobs = [job("W1"), job("W2", "rfl -- fake:tamper"), job("W3"), job("W4", "rfl -- fake:error")]
+    results = recheck(jobs, config(tools, "lean4checker"), workers=3, progress=False)
+    assert [(r.key, r.status) for r in results] == [("W1", "confirmed"), ("W2", "rejected"), ("W3", "confirmed"),
+                                                     ("W4", "rejected")]
+
+
 def test_classify_lean4checker_on_real_output_shapes():
     stdout = "Searching for modules matching: [M.X]\nFound 1 modules to check\n"
     assert classify_lean4checker(ToolRun(0, stdout, ""), "M.X", 10)[0] == "confirmed"
