@@ -4,7 +4,7 @@
         --project ~/recheck-ws --tool comparator --out recheck.jsonl
     python -m sdpo_eval.recheck --log passk.verdicts.jsonl --project ~/recheck-ws --tool lean4checker
 
-Inputs (`--log`, repeatable, JSONL): attempt logs (`sdpo_ext.attempt_log`: `problem`, `verdict`, `score`, `infra`,
+Inputs (`--log`, repeatable, JSONL, and every attempts.jsonl under `--run-dir`): attempt logs (`sdpo_ext.attempt_log`: `problem`, `verdict`, `score`, `infra`,
 `proof`), whose problems are looked up by id in `--data` (prepared parquet: `extra_info.name`,
 `reward_model.ground_truth`), or `reward.cli verify` outputs (rows carrying `formal_statement` or `ground_truth`,
 `output`, `verdict`). A row is rewarded when its verdict is `valid` (or, without a verdict, its score is 1) and it is
@@ -110,7 +110,8 @@ def summary(records: list[dict], skipped: int) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m sdpo_eval.recheck", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--log", type=Path, action="append", required=True, help="attempts.jsonl or verdicts JSONL")
+    ap.add_argument("--log", type=Path, action="append", default=[], help="attempts.jsonl or verdicts JSONL")
+    ap.add_argument("--run-dir", type=Path, default=None, help="also read every attempts.jsonl below this folder")
     ap.add_argument("--data", type=Path, action="append", default=[], help="prepared parquet with the problems")
     ap.add_argument("--project", type=Path, required=True, help="Lean project (lakefile, Mathlib at the toolchain)")
     ap.add_argument("--tool", choices=TOOLS, required=True)
@@ -127,7 +128,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    logs = list(args.log) + (sorted(args.run_dir.expanduser().rglob("attempts.jsonl")) if args.run_dir else [])
     try:
+        if not logs:
+            raise ValueError("no input: pass --log FILE (repeatable) or --run-dir DIR holding attempts.jsonl files")
         cfg = ToolConfig(args.tool, args.project.expanduser().resolve(), parse_command(args.tool_command or DEFAULT_COMMANDS[args.tool]),
                          parse_command(args.lake), args.lib, args.timeout_s)
         preflight(cfg)
@@ -141,13 +145,13 @@ def main(argv: list[str] | None = None) -> int:
         from sdpo_eval.prover_eval import load_problems
 
         problems = {p["name"]: p["ground_truth"] for p in load_problems(args.data)}
-    records, jobs, skipped = read_rows(args.log, problems)
+    records, jobs, skipped = read_rows(logs, problems)
     results: dict[str, RecheckResult] = {r.key: r for r in recheck(jobs, cfg, workers=args.workers)}
     for record in records:
         if "status" not in record:
             result = results[record["key"]]
             record.update(status=result.status, message=result.message, elapsed_s=round(result.elapsed_s, 3))
-    out = args.out or args.log[0].with_suffix(".recheck.jsonl")
+    out = args.out or logs[0].with_suffix(".recheck.jsonl")
     with open(out, "w") as handle:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -218,6 +218,7 @@ def test_classify_safeverify_target_failures_are_infra():
 # -------------------------------------------------------------------------------------------------- CLI
 
 def _write_log(path: Path, rows: list) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
     return path
 
@@ -254,13 +255,14 @@ def test_cli_attempt_log_with_parquet_problems_exits_zero_when_all_confirmed(too
     data = tmp_path / "problems.parquet"
     pd.DataFrame([{"data_source": "lean", "prompt": [{"role": "user", "content": "prove"}],
                    "reward_model": {"ground_truth": gt, "style": "rule"}, "extra_info": {"name": "t1"}}]).to_parquet(data)
-    log = _write_log(tmp_path / "attempts.jsonl", [
+    _write_log(tmp_path / "run" / "sdpo" / "t1" / "attempts.jsonl", [
         {"problem": "t1", "method": "sdpo", "run_id": "r", "step": 1, "attempt": 1, "seed": 0, "response_tokens": 9,
          "verdict": "valid", "score": 1.0, "infra": 0, "proof": output()}])
-    code = cli.main(["--log", str(log), "--data", str(data), "--project", str(project), "--tool", "lean4checker",
+    code = cli.main(["--run-dir", str(tmp_path / "run"), "--data", str(data), "--project", str(project), "--tool", "lean4checker",
                      "--tool-command", str(paths["lean4checker"]), "--lake", str(paths["lake"])])
     assert code == 0
-    (row,) = [json.loads(line) for line in (tmp_path / "attempts.recheck.jsonl").read_text().splitlines()]
+    out = tmp_path / "run" / "sdpo" / "t1" / "attempts.recheck.jsonl"
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["status"] == "confirmed" and row["problem"] == "t1"
 
 
@@ -269,6 +271,8 @@ def test_cli_usage_errors_name_the_fix(tools, tmp_path, capsys):
     log = _write_log(tmp_path / "a.jsonl", [])
     assert cli.main(["--log", str(log), "--project", str(tmp_path / "nowhere"), "--tool", "lean4checker"]) == 2
     assert "no lakefile" in capsys.readouterr().err
+    assert cli.main(["--run-dir", str(tmp_path / "empty"), "--project", str(project), "--tool", "lean4checker"]) == 2
+    assert "no input" in capsys.readouterr().err
     (project / "lakefile.toml").write_text('name = "ws"\n')
     assert cli.main(["--log", str(log), "--project", str(project), "--tool", "comparator"]) == 2
     assert 'globs = ["SdpoRecheck.+"]' in capsys.readouterr().err
