@@ -1,9 +1,10 @@
 """Assemble the file that is actually checked: trusted header + dataset statement + model proof.
 
 Layout of `Snippet.body` (line 1 = first body line):
-  non-import header lines, dataset preamble      <- trusted
-  `axiom sdpo_ref_<nonce> <dataset signature>`   <- reference, elaborated before any model code (statement check)
-  model helper lemmas, dataset statement `:=` model proof   <- "visible" code, line 1 = first line
+  non-import header lines, dataset preamble up to its trailing `open … in` chain (if any)   <- trusted
+  chain `axiom sdpo_ref_<nonce> <dataset signature>`   <- reference, elaborated before any model code (statement check)
+  chain, unless model helpers precede the theorem       <- trusted
+  model helper lemmas, [chain,] dataset statement `:=` model proof   <- "visible" code, line 1 = first line
   (blank line) `#print axioms <name>`            <- axiom audit at `audit_line`
   `#check (rfl : type_of% @_root_.<name> = type_of% @sdpo_ref_<nonce>)`   <- statement check at `check_line`
 The statement check makes Lean confirm that the constant the proof declared has, up to definitional equality, the
@@ -59,6 +60,28 @@ def _with_newline(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
 
 
+def arrange(screened: ScreenResult) -> tuple[str, str, str, str]:
+    """(dataset preamble without its trailing `open … in`/`set_option … in` chain, that chain, the text to put between
+    the trusted part and the visible code, the visible code).
+
+    The chain prefixes the dataset's theorem, so it must stand right before the statement: with no helpers (or when the
+    model's helpers already end with it) it closes the trusted part; after other helpers it goes inside the visible
+    code just before the statement (else it would prefix the first helper and the theorem would lose it)."""
+    st = screened.statement
+    assert st is not None and screened.proof is not None
+    preamble = _with_newline(st.preamble)
+    cut = _trailing_prefixes(preamble)
+    head, chain = preamble[:cut], preamble[cut:]
+    helpers = screened.helpers
+    if chain and helpers.strip() and not _code_text(helpers).endswith(_code_text(chain)):
+        return head, chain, "", _with_newline(_with_newline(helpers) + chain + st.core + " :=" + screened.proof)
+    return head, chain, chain, _with_newline(helpers + st.core + " :=" + screened.proof)
+
+
+def _code_text(text: str) -> str:
+    return " ".join(t.text for t in lex(text) if t.kind != "comment")
+
+
 def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id: str = "0", *,
                 statement_check: bool = True) -> CheckPlan:
     """Build the snippet for an accepted screen result (with the statement check unless `statement_check=False`)."""
@@ -67,11 +90,11 @@ def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id
     st = screened.statement
     imports, rest = split_header(header)
     reference = f"sdpo_ref_{secrets.token_hex(8)}"
-    trusted = _with_newline(rest) + _with_newline(st.preamble)
-    if statement_check:   # a preamble ending in `open X in` prefixes the reference and, again, what follows
-        chain = _with_newline(st.preamble)[_trailing_prefixes(_with_newline(st.preamble)):]
-        trusted += f"axiom {reference}{st.signature}\n" + _with_newline(chain)
-    visible = _with_newline(screened.helpers + st.core + " :=" + screened.proof)
+    head, chain, before_visible, visible = arrange(screened)
+    trusted = _with_newline(rest) + head
+    if statement_check:   # the statement's `open X in` chain prefixes the reference as it prefixes the theorem
+        trusted += chain + f"axiom {reference}{st.signature}\n"
+    trusted += before_visible
     body = trusted + visible + "\n#print axioms " + st.name + "\n"
     offset = trusted.count("\n")
     audit_line = offset + visible.count("\n") + 2

@@ -37,7 +37,7 @@ class Statement:
     """A dataset's formal statement split into parts (all exact original text)."""
 
     name: str
-    preamble: str   # non-import text before the theorem's line (trusted: open/set_option lines)
+    preamble: str   # non-import text before the theorem (trusted: open/set_option, also `open X in` on its line)
     core: str       # from `theorem` up to (excluding) the final `:=`
     signature: str  # the part of `core` after the name
     names: frozenset[str] = frozenset()   # identifiers the signature uses, minus its binders
@@ -74,6 +74,13 @@ def _expand(tokens: list[Token]) -> list[str]:
     return [c for t in tokens for c in (t.text if t.kind == "sym" else (t.text,))]
 
 
+def _is_prefix_chain(text: str) -> bool:
+    """Whether `text` is only `open … in` / `set_option … in` prefixes (no attribute, modifier or command)."""
+    commands = split_commands(_code(text), text)
+    return len(commands) == 1 and commands[0].head is None and bool(commands[0].prefixes) and \
+        not commands[0].attributes and not commands[0].modifiers
+
+
 def parse_statement(formal_statement: str) -> Statement:
     """Split a dataset statement (`theorem n … := by`, `… := sorry`, `… :=` or a whole file); ValueError if none."""
     if not isinstance(formal_statement, str):
@@ -90,8 +97,10 @@ def parse_statement(formal_statement: str) -> Statement:
     first = i
     while first > 0 and code[first - 1].text in ALLOWED_MODIFIERS:
         first -= 1
-    line_start = formal_statement.rfind("\n", 0, code[first].start) + 1
-    preamble = "".join(ln for ln in formal_statement[:line_start].splitlines(keepends=True)
+    before = formal_statement[:code[first].start]
+    if not _is_prefix_chain(before[before.rfind("\n") + 1:]):   # keep only an `open X in ` on the theorem's line
+        before = before[:before.rfind("\n") + 1]
+    preamble = "".join(ln for ln in before.splitlines(keepends=True)
                        if not (_code(ln)[:1] and _code(ln)[0].text == "import"))
     return Statement(name=code[i + 1].text, preamble=preamble, core=formal_statement[code[first].start:code[k - 1].end],
                      signature=formal_statement[code[i + 1].end:code[k - 1].end],

@@ -5,7 +5,17 @@ import random
 
 import pytest
 
-from lean_env import LeanMessage, Outcome, RunResult, Verdict, build_check, judge, render_feedback, screen
+from lean_env import (
+    LeanMessage,
+    Outcome,
+    RunResult,
+    Verdict,
+    build_check,
+    judge,
+    parse_statement,
+    render_feedback,
+    screen,
+)
 from lean_env.backends.common import parse_repl_response
 from lean_env.judge import parse_audit
 
@@ -37,6 +47,28 @@ def test_statement_check_reference_shares_a_trailing_open_in_of_the_preamble(ans
     assert "open Real in\naxiom sdpo_ref_" in body and "\nopen Real in\ntheorem t3" in body
     assert body.split("\n")[plan.visible_offset].startswith("theorem t3 : Real.pi > 3 :=")
     assert body.split("\n")[plan.check_line - 1].startswith("#check (rfl : type_of% @_root_.t3 = type_of% @sdpo_ref_")
+
+
+def test_open_in_on_the_statements_own_line_prefixes_reference_and_theorem():
+    st_ = "open Real in theorem t3 : Real.pi > 3 := by\n"
+    assert parse_statement(st_).preamble == "open Real in "
+    assert parse_statement("@[simp] theorem t3 : True := by\n").preamble == ""   # never an attribute of the reference
+    plan = build_check(screen(st_, "```lean4\ntheorem t3 : Real.pi > 3 := by\n  exact Real.pi_gt_three\n```"))
+    body = plan.snippet.body
+    assert "open Real in \naxiom sdpo_ref_" in body and "\nopen Real in \ntheorem t3" in body
+
+
+def test_statements_open_in_still_prefixes_the_theorem_after_model_helpers():
+    st_ = "open Real in\ntheorem t3 : Real.pi > 3 := by\n"
+    out = "```lean4\nlemma aux : (1 : ℕ) = 1 := rfl\n\ntheorem t3 : Real.pi > 3 := by\n  exact Real.pi_gt_three\n```"
+    plan = build_check(screen(st_, out))
+    lines = plan.snippet.body.split("\n")
+    assert lines[plan.visible_offset] == "lemma aux : (1 : ℕ) = 1 := rfl"   # feedback line 1 is still the model's
+    theorem = next(i for i, ln in enumerate(lines) if ln.startswith("theorem t3"))
+    reference = next(i for i, ln in enumerate(lines) if ln.startswith("axiom sdpo_ref_"))
+    assert lines[theorem - 1] == "open Real in" and lines[reference - 1] == "open Real in"
+    assert plan.visible_source.splitlines()[theorem - plan.visible_offset - 1] == "open Real in"
+    assert lines[plan.audit_line - 1] == "#print axioms t3"
 
 
 def test_assembled_file_uses_trusted_header_dataset_statement_and_audit(plan):

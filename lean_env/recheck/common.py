@@ -1,0 +1,107 @@
+"""Shared parts of the offline re-check: jobs, results, tool settings, and a process runner that never hangs."""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from lean_env.verify import Task
+
+Status = Literal["confirmed", "rejected", "infra"]
+TOOLS = ("comparator", "lean4checker", "safeverify")
+DEFAULT_COMMANDS = {"comparator": "comparator", "lean4checker": "lean4checker", "safeverify": "safe_verify"}
+DEFAULT_LIB = "SdpoRecheck"
+UNCAUGHT = re.compile(r"uncaught exception:\s*(.*)", re.DOTALL)   # how a Lean `main` that throws reports (exit 1)
+
+
+@dataclass(frozen=True)
+class RecheckJob:
+    key: str          # unique, becomes part of a Lean module name: letters, digits, `_`
+    task: Task
+    output: str       # the stored model output that was rewarded
+
+
+@dataclass(frozen=True)
+class RecheckResult:
+    key: str
+    status: Status
+    message: str
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    returncode: int | None   # None: not started or killed after the timeout
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    error: str = ""          # why it could not start
+
+    def tail(self, n: int = 1500) -> str:
+        return (self.stdout + "\n" + self.stderr).strip()[-n:]
+
+
+@dataclass(frozen=True)
+class ToolConfig:
+    """How to reach the user's Lean project and tool."""
+
+    tool: str                       # one of TOOLS
+    project: Path                   # lake project (lakefile, Mathlib) whose toolchain matches the dataset's
+    tool_command: Sequence[str]     # e.g. ["comparator"], ["lean4checker", "--fresh"], ["safe_verify"]
+    lake_command: Sequence[str] = ("lake",)
+    lib: str = DEFAULT_LIB          # comparator: a lean_lib of the project holding `<lib>.<key>.{Challenge,Solution}`
+    timeout_s: float = 1800.0
+
+    def lake_env(self, *argv: str) -> list[str]:
+        """`lake env ARGV…`: runs ARGV with the project's LEAN_PATH."""
+        return [*self.lake_command, "env", *argv]
+
+    def __post_init__(self) -> None:
+        if self.tool not in TOOLS:
+            raise ValueError(f"tool must be one of {TOOLS}, got {self.tool!r}")
+        if not re.fullmatch(r"[A-Z][A-Za-z0-9_]*", self.lib):
+            raise ValueError(f"lib must be a Lean module name component such as {DEFAULT_LIB}, got {self.lib!r}")
+
+
+def run_tool(argv: Sequence[str], *, cwd: Path, timeout_s: float, env: dict[str, str] | None = None) -> ToolRun:
+    """Run `argv` in its own process group; on timeout SIGKILL the group. Never raises."""
+    try:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+    except OSError as e:
+        return ToolRun(None, "", "", error=f"cannot run {argv[0]!r}: {e}")
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+        return ToolRun(proc.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:   # a grandchild left the group and holds the pipes
+            out, err = "", ""
+        return ToolRun(None, out or "", err or "", timed_out=True)
+
+
+def failed_to_run(run: ToolRun, what: str, timeout_s: float) -> str | None:
+    if run.error:
+        return run.error
+    if run.timed_out:
+        return f"{what} timed out after {timeout_s:g} s"
+    return None
+
+
+def parse_command(text: str) -> list[str]:
+    """A tool command line (shell-split); ValueError when empty."""
+    argv = shlex.split(text)
+    if not argv:
+        raise ValueError("empty tool command")
+    return argv

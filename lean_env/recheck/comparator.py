@@ -1,0 +1,88 @@
+"""leanprover/comparator as the re-check tool (its Main.lean, read for the CLI, config and output used here).
+
+`lake env comparator config.json` in the project builds `Challenge` and `Solution` in a landrun sandbox, exports them
+with lean4export, checks that every constant the statement uses is the same in both, that the solution uses only
+`permitted_axioms`, and replays the solution into the kernel. It prints `Building M` / `Exporting #[…] from M` per
+stage and `Your solution is okay!` (exit 0), or exits 1 with `uncaught exception: <reason>` on stderr.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from lean_env.assemble import arrange, split_header
+from lean_env.judge import ALLOWED_AXIOMS
+from lean_env.recheck.common import UNCAUGHT, RecheckJob, Status, ToolConfig, ToolRun, failed_to_run, run_tool
+from lean_env.screen import ScreenResult
+
+COMPARATOR_OK = "Your solution is okay!"
+_STAGE = re.compile(r"^(?:Building (\S+)|Exporting .* from (\S+))\s*$", re.MULTILINE)
+
+
+def comparator_sources(screened: ScreenResult, header: str) -> tuple[str, str]:
+    """(Challenge.lean, Solution.lean): the trusted header and the dataset statement with `sorry`; the trusted header,
+    the model's helpers and the statement with the model's proof (laid out as the online check lays them out)."""
+    st = screened.statement
+    assert st is not None
+    imports, rest = split_header(header)
+    head, chain, before_visible, visible = arrange(screened)
+    trusted = imports + rest.rstrip("\n") + "\n\n" + head
+    return trusted + chain + st.core + " :=\n  sorry\n", trusted + before_visible + visible
+
+
+def comparator_config(module: str, name: str, kind: str) -> dict:
+    """comparator's JSON config; a `def` statement is a definition hole (its type and universes must match)."""
+    holes = [name] if kind == "def" else []
+    return {"challenge_module": f"{module}.Challenge", "solution_module": f"{module}.Solution",
+            "theorem_names": [] if holes else [name], "definition_names": holes,
+            "permitted_axioms": sorted(ALLOWED_AXIOMS)}
+
+
+def classify_comparator(run: ToolRun, challenge_module: str, timeout_s: float) -> tuple[Status, str]:
+    """comparator's outcome. Exit 0 with its success line confirms. Otherwise its `uncaught exception: <reason>` and
+    its last progress line decide: a failure while building or exporting the trusted challenge, or a constant missing
+    from the challenge, is infra; the solution failing to build rejects (lake's errors are in the output); exporting
+    the built solution failing is infra (a lean4export problem); a failure after both exports (statements differ,
+    an illegal axiom, the kernel rejects) rejects with comparator's reason."""
+    failed = failed_to_run(run, "comparator", timeout_s)
+    if failed:
+        return "infra", failed
+    if run.returncode == 0:
+        if COMPARATOR_OK in run.stdout:
+            return "confirmed", COMPARATOR_OK
+        return "infra", f"comparator exited 0 without `{COMPARATOR_OK}`: {run.tail(300)}"
+    m = UNCAUGHT.search(run.stderr)
+    if m is None:
+        return "infra", f"comparator exited {run.returncode} without a reason: {run.tail()}"
+    reason = m.group(1).strip()
+    stages = [("build", b) if b else ("export", e) for b, e in _STAGE.findall(run.stdout)]
+    if not stages:
+        return "infra", f"comparator failed before building anything: {reason}"
+    stage, module = stages[-1]
+    if module == challenge_module or "in challenge" in reason or reason.startswith("Challenge constant"):
+        return "infra", f"the trusted challenge failed ({stage} {module}): {reason}; {run.tail(600)}"
+    if reason.startswith("Child exited") and stage == "build":
+        return "rejected", f"the solution does not compile: {run.tail(1200)}"
+    if reason.startswith("Child exited"):
+        return "infra", f"exporting the solution failed: {reason}; {run.tail(600)}"
+    return "rejected", reason[:2000]
+
+
+def _kind(screened: ScreenResult) -> str:
+    """The statement's declaration keyword (`theorem`, `lemma` or `def`)."""
+    st = screened.statement
+    assert st is not None
+    return st.core[:len(st.core) - len(st.signature)].split()[-2]
+
+
+def run_comparator(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
+    module = f"{cfg.lib}.{job.key}"
+    folder = cfg.project / cfg.lib / job.key
+    folder.mkdir(parents=True, exist_ok=True)
+    challenge, solution = comparator_sources(screened, job.task.header)
+    (folder / "Challenge.lean").write_text(challenge)
+    (folder / "Solution.lean").write_text(solution)
+    config = folder / "config.json"
+    config.write_text(json.dumps(comparator_config(module, job.task.name, _kind(screened)), indent=2))
+    run = run_tool(cfg.lake_env(*cfg.tool_command, str(config)), cwd=cfg.project, timeout_s=cfg.timeout_s)
+    return classify_comparator(run, f"{module}.Challenge", cfg.timeout_s)

@@ -1,0 +1,287 @@
+"""Offline re-check (`lean_env.recheck`, `sdpo_eval.recheck`) against fake lake/lean/comparator/lean4checker
+executables that print and exit as the real tools do (lean_env.testing.fake_lean_tools); no Lean needed."""
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from lean_env.recheck import (
+    RecheckJob,
+    ToolConfig,
+    ToolRun,
+    classify_comparator,
+    classify_lean4checker,
+    classify_safeverify,
+    comparator_sources,
+    recheck,
+)
+from lean_env.screen import screen
+from lean_env.testing.fake_lean_tools import install
+from lean_env.verify import Task
+from sdpo_eval import recheck as cli
+
+HEADER = "import Mathlib\n\nopen Real\n"
+STATEMENT = "theorem t1 (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n  sorry"
+DEF_STATEMENT = "def d1 (n : ℕ) : Fin (n + 1) :="
+
+
+def output(proof_line: str = "subst h\n  rfl", statement: str = "theorem t1 (x : ℕ) (h : x = 2) : x + 1 = 3 := by") -> str:
+    return f"<think>ok</think>\n```lean4\n{statement}\n  {proof_line}\n```"
+
+
+@pytest.fixture
+def tools(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    paths = install(bin_dir)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "lakefile.toml").write_text('name = "ws"\n\n[[lean_lib]]\nname = "SdpoRecheck"\nglobs = ["SdpoRecheck.+"]\n')
+    return paths, project
+
+
+def config(tools, tool, timeout_s=30.0):
+    paths, project = tools
+    command = paths["safe_verify" if tool == "safeverify" else tool]
+    return ToolConfig(tool, project, [str(command)], [str(paths["lake"])], timeout_s=timeout_s)
+
+
+def job(key, proof_line="subst h\n  rfl", header=HEADER, statement=STATEMENT, answer=None):
+    return RecheckJob(key, Task(name="t1" if "t1" in statement else "d1", formal_statement=statement, header=header),
+                      answer or output(proof_line))
+
+
+# --------------------------------------------------------------------------------------------- comparator
+
+def test_comparator_confirms_and_writes_challenge_solution_and_config(tools):
+    (result,) = recheck([job("P1")], config(tools, "comparator"), progress=False)
+    assert (result.status, result.message) == ("confirmed", "Your solution is okay!")
+    folder = tools[1] / "SdpoRecheck" / "P1"
+    challenge, solution = (folder / "Challenge.lean").read_text(), (folder / "Solution.lean").read_text()
+    assert challenge.startswith("import Mathlib\nopen Real\n") and challenge.rstrip().endswith("sorry")
+    assert "theorem t1 (x : ℕ) (h : x = 2) : x + 1 = 3 :=" in solution and "sorry" not in solution
+    assert "subst h" in solution and "subst h" not in challenge
+    cfg = json.loads((folder / "config.json").read_text())
+    assert cfg["challenge_module"] == "SdpoRecheck.P1.Challenge" and cfg["solution_module"] == "SdpoRecheck.P1.Solution"
+    assert cfg["theorem_names"] == ["t1"] and cfg["definition_names"] == []
+    assert set(cfg["permitted_axioms"]) == {"propext", "Classical.choice", "Quot.sound"}
+
+
+def test_comparator_def_statement_is_a_definition_hole(tools):
+    answer = "```lean4\ndef d1 (n : ℕ) : Fin (n + 1) := 0\n```"
+    (result,) = recheck([job("P2", statement=DEF_STATEMENT, answer=answer)], config(tools, "comparator"),
+                        progress=False)
+    cfg = json.loads((tools[1] / "SdpoRecheck" / "P2" / "config.json").read_text())
+    assert result.status == "confirmed" and cfg["theorem_names"] == [] and cfg["definition_names"] == ["d1"]
+
+
+@pytest.mark.parametrize("marker, status, needle", [
+    ("mismatch", "rejected", "theorem statement do not match: 't1'"),
+    ("axiom", "rejected", "Illegal axiom detected: 'sorryAx'"),
+    ("tamper", "rejected", "(kernel) declaration type mismatch"),
+    ("error", "rejected", "does not compile"),
+    ("export-crash", "infra", "exporting the solution failed"),
+    ("crash", "infra", "without a reason"),
+])
+def test_comparator_failures_are_classified_with_the_tools_message(tools, marker, status, needle):
+    (result,) = recheck([job("P3", f"rfl -- fake:{marker}")], config(tools, "comparator"), progress=False)
+    assert result.status == status and needle in result.message
+
+
+def test_comparator_broken_challenge_is_infra_not_a_verdict(tools):
+    (result,) = recheck([job("P4", header=HEADER + "-- fake:challenge-broken\n")], config(tools, "comparator"),
+                        progress=False)
+    assert result.status == "infra" and "trusted challenge failed (build SdpoRecheck.P4.Challenge)" in result.message
+
+
+def test_comparator_timeout_is_infra_and_kills_the_process_group(tools):
+    start = time.monotonic()
+    (result,) = recheck([job("P5", "rfl -- fake:hang")], config(tools, "comparator", timeout_s=1.5), progress=False)
+    assert result.status == "infra" and "timed out after 1.5 s" in result.message
+    assert time.monotonic() - start < 15   # the sleeping grandchild did not keep the pipes open
+
+
+def test_missing_tool_is_infra(tools):
+    paths, project = tools
+    cfg = ToolConfig("comparator", project, [str(project / "no-such-comparator")], [str(paths["lake"])])
+    (result,) = recheck([job("P6")], cfg, progress=False)
+    assert result.status == "infra" and "no such file" in result.message
+    cfg = ToolConfig("comparator", project, ["comparator"], [str(project / "no-such-lake")])
+    (result,) = recheck([job("P6")], cfg, progress=False)
+    assert result.status == "infra" and "cannot run" in result.message
+
+
+def test_a_stored_proof_that_todays_screen_rejects_is_rejected_without_running_the_tool(tools):
+    (result,) = recheck([job("P7", "native_decide")], config(tools, "comparator"), progress=False)
+    assert result.status == "rejected" and "today's screen rejects it (forbidden)" in result.message
+    assert not (tools[1] / "SdpoRecheck" / "P7").exists()
+
+
+def test_comparator_sources_keep_the_statements_open_in_on_the_theorem():
+    statement = "open Real in\ntheorem t3 : Real.pi > 3 := by\n"
+    out = "```lean4\nlemma aux : (1 : ℕ) = 1 := rfl\n\ntheorem t3 : Real.pi > 3 := by\n  exact Real.pi_gt_three\n```"
+    challenge, solution = comparator_sources(screen(statement, out), "import Mathlib\n")
+    assert challenge == "import Mathlib\n\n\nopen Real in\ntheorem t3 : Real.pi > 3 :=\n  sorry\n"
+    assert "rfl\n\nopen Real in\ntheorem t3 : Real.pi > 3 := by\n  exact Real.pi_gt_three\n" in solution
+
+
+def test_classify_comparator_on_real_output_shapes():
+    ok = ToolRun(0, "Building A.Challenge\nExporting #[comm] from A.Challenge\nBuilding A.Solution\n"
+                    "Exporting #[comm] from A.Solution\nRunning Lean default kernel on solution.\n"
+                    "Lean default kernel accepts the solution\nYour solution is okay!\n", "")
+    assert classify_comparator(ok, "A.Challenge", 10)[0] == "confirmed"
+    silent = ToolRun(0, "Building A.Challenge\n", "")
+    assert classify_comparator(silent, "A.Challenge", 10)[0] == "infra"
+    missing = ToolRun(1, "Building A.Challenge\nExporting #[comm] from A.Challenge\nBuilding A.Solution\n"
+                         "Exporting #[comm] from A.Solution\n", "uncaught exception: Const not found in challenge 'comm'")
+    assert classify_comparator(missing, "A.Challenge", 10)[0] == "infra"
+    config_error = ToolRun(1, "", "uncaught exception: Expected config file path as first argument.")
+    assert classify_comparator(config_error, "A.Challenge", 10)[0] == "infra"
+
+
+# ------------------------------------------------------------------------------------------- lean4checker
+
+def test_lean4checker_confirms_after_the_offline_compile_is_judged_valid(tools):
+    (result,) = recheck([job("Q1")], config(tools, "lean4checker"), progress=False)
+    assert result.status == "confirmed", result.message
+    source = tools[1] / ".sdpo_recheck" / "SdpoRecheck" / "Q1.lean"
+    text = source.read_text()
+    assert "#print axioms t1" in text and "#check (rfl : type_of% @_root_.t1" in text and "axiom sdpo_ref_" in text
+    assert source.with_suffix(".olean").exists()
+
+
+@pytest.mark.parametrize("marker, header, status, needle", [
+    ("tamper", HEADER, "rejected", "(kernel) declaration type mismatch, 'false' has type"),
+    ("error", HEADER, "rejected", "offline Lean: lean_error"),
+    ("no-olean", HEADER, "infra", "wrote no .olean without reporting an error"),
+    ("", "import NoSuchLib\n", "infra", "unknown module prefix 'NoSuchLib'"),
+])
+def test_lean4checker_failures_are_classified(tools, marker, header, status, needle):
+    (result,) = recheck([job("Q2", f"rfl -- fake:{marker}", header=header)], config(tools, "lean4checker"),
+                        progress=False)
+    assert result.status == status and needle in result.message, result.message
+
+
+def test_parallel_runs_keep_input_order(tools):
+    jobs = [job("W1"), job("W2", "rfl -- fake:tamper"), job("W3"), job("W4", "rfl -- fake:error")]
+    results = recheck(jobs, config(tools, "lean4checker"), workers=3, progress=False)
+    assert [(r.key, r.status) for r in results] == [("W1", "confirmed"), ("W2", "rejected"), ("W3", "confirmed"),
+                                                     ("W4", "rejected")]
+
+
+def test_classify_lean4checker_on_real_output_shapes():
+    stdout = "Searching for modules matching: [M.X]\nFound 1 modules to check\n"
+    assert classify_lean4checker(ToolRun(0, stdout, ""), "M.X", 10)[0] == "confirmed"
+    kernel = ToolRun(1, stdout, "lean4checker found a problem in M.X\nuncaught exception: No such constructor False.intro")
+    assert classify_lean4checker(kernel, "M.X", 10) == ("rejected", "No such constructor False.intro")
+    lost = ToolRun(1, "Searching for modules matching: [M.X]\n", "uncaught exception: Could not find any oleans for: M.X")
+    assert classify_lean4checker(lost, "M.X", 10)[0] == "infra"
+    assert classify_lean4checker(ToolRun(None, "", "", timed_out=True), "M.X", 10)[0] == "infra"
+
+
+# --------------------------------------------------------------------------------------------- SafeVerify
+
+def test_safeverify_confirms_after_compiling_target_and_submission(tools):
+    (result,) = recheck([job("S1")], config(tools, "safeverify"), progress=False)
+    assert (result.status, result.message) == ("confirmed", "SafeVerify check passed.")
+    folder = tools[1] / ".sdpo_recheck" / "SdpoRecheck" / "S1"
+    assert "sorry" in (folder / "Target.lean").read_text() and "subst h" in (folder / "Submission.lean").read_text()
+    assert (folder / "Target.olean").exists() and (folder / "Submission.olean").exists()
+
+
+@pytest.mark.parametrize("marker, header, status, needle", [
+    ("tamper", HEADER, "rejected", "(kernel) declaration type mismatch"),
+    ("axiom", HEADER, "rejected", "t1 used disallowed axioms. [sorryAx]"),
+    ("mismatch", HEADER, "rejected", "with declaration t1: thmType; SafeVerify check failed"),
+    ("error", HEADER, "rejected", "the solution does not compile: line"),
+    ("", "import NoSuchLib\n", "infra", "the trusted challenge fails in this project"),
+])
+def test_safeverify_failures_are_classified(tools, marker, header, status, needle):
+    (result,) = recheck([job("S2", f"rfl -- fake:{marker}", header=header)], config(tools, "safeverify"),
+                        progress=False)
+    assert result.status == status and needle in result.message, result.message
+
+
+def test_classify_safeverify_target_failures_are_infra():
+    target = Path("/w/Target.olean")
+    replay_target = ToolRun(1, "", "Replaying /w/Target.olean\nuncaught exception: (kernel) unknown constant 'x'")
+    assert classify_safeverify(replay_target, target, 10)[0] == "infra"
+    missing = ToolRun(1, "", "Replaying /w/Target.olean\nuncaught exception: object file '/w/Target.olean' does not exist")
+    assert classify_safeverify(missing, target, 10)[0] == "infra"
+    replay_submission = ToolRun(1, "", "Replaying /w/Target.olean\nReplaying /w/Sub.olean\n"
+                                       "uncaught exception: (kernel) unknown constant 'x'")
+    assert classify_safeverify(replay_submission, target, 10) == ("rejected", "(kernel) unknown constant 'x'")
+    assert classify_safeverify(ToolRun(0, "", "Replaying /w/Target.olean\n"), target, 10)[0] == "infra"
+
+
+# -------------------------------------------------------------------------------------------------- CLI
+
+def _write_log(path: Path, rows: list) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def test_cli_rechecks_only_rewarded_rows_and_gives_every_bad_row_a_verdict(tools, tmp_path, capsys):
+    paths, project = tools
+    gt = {"formal_statement": STATEMENT, "name": "t1", "header": HEADER}
+    log = _write_log(tmp_path / "verdicts.jsonl", [
+        {**gt, "output": output(), "verdict": "valid", "score": 1.0, "infra": 0.0},              # confirmed
+        {**gt, "output": output("rfl -- fake:tamper"), "verdict": "valid", "score": 1.0, "infra": 0.0},  # rejected
+        {**gt, "output": output("omega"), "verdict": "lean_error", "score": 0.0, "infra": 0.0},  # not rewarded
+        {"ground_truth": json.dumps(gt), "output": output(), "score": 1.0},                      # no verdict, score 1
+        {"problem": "unknown", "proof": output(), "verdict": "valid", "score": 1.0, "infra": 0},  # problem not known
+        {**gt, "verdict": "valid", "score": 1.0, "infra": 0},                                    # no proof stored
+        "{not json",                                                                              # unreadable
+        {**gt, "output": output(), "verdict": "infra", "score": 0.0, "infra": 1.0},              # masked: skipped
+    ])
+    out = tmp_path / "res.jsonl"
+    code = cli.main(["--log", str(log), "--project", str(project), "--tool", "comparator", "--tool-command",
+                     str(paths["comparator"]), "--lake", str(paths["lake"]), "--out", str(out)])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert code == 1
+    assert [r["status"] for r in rows] == ["confirmed", "rejected", "confirmed", "infra", "infra", "infra"]
+    assert [r["source"].rsplit(":", 1)[1] for r in rows] == ["1", "2", "4", "5", "6", "7"]
+    assert "not in --data" in rows[3]["message"] and "stores no proof" in rows[4]["message"]
+    printed = capsys.readouterr().out
+    assert "confirmed" in printed and "2 rows not rewarded" in printed
+
+
+def test_cli_attempt_log_with_parquet_problems_exits_zero_when_all_confirmed(tools, tmp_path):
+    pd = pytest.importorskip("pandas")
+    paths, project = tools
+    gt = json.dumps({"formal_statement": STATEMENT, "name": "t1", "header": HEADER})
+    data = tmp_path / "problems.parquet"
+    pd.DataFrame([{"data_source": "lean", "prompt": [{"role": "user", "content": "prove"}],
+                   "reward_model": {"ground_truth": gt, "style": "rule"}, "extra_info": {"name": "t1"}}]).to_parquet(data)
+    _write_log(tmp_path / "run" / "sdpo" / "t1" / "attempts.jsonl", [
+        {"problem": "t1", "method": "sdpo", "run_id": "r", "step": 1, "attempt": 1, "seed": 0, "response_tokens": 9,
+         "verdict": "valid", "score": 1.0, "infra": 0, "proof": output()}])
+    code = cli.main(["--run-dir", str(tmp_path / "run"), "--data", str(data), "--project", str(project), "--tool", "lean4checker",
+                     "--tool-command", str(paths["lean4checker"]), "--lake", str(paths["lake"])])
+    assert code == 0
+    out = tmp_path / "run" / "sdpo" / "t1" / "attempts.recheck.jsonl"
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["status"] == "confirmed" and row["problem"] == "t1"
+
+
+def test_cli_usage_errors_name_the_fix(tools, tmp_path, capsys):
+    project = tools[1]
+    log = _write_log(tmp_path / "a.jsonl", [])
+    assert cli.main(["--log", str(log), "--project", str(tmp_path / "nowhere"), "--tool", "lean4checker"]) == 2
+    assert "no lakefile" in capsys.readouterr().err
+    assert cli.main(["--run-dir", str(tmp_path / "empty"), "--project", str(project), "--tool", "lean4checker"]) == 2
+    assert "no input" in capsys.readouterr().err
+    (project / "lakefile.toml").write_text('name = "ws"\n')
+    assert cli.main(["--log", str(log), "--project", str(project), "--tool", "comparator"]) == 2
+    assert 'globs = ["SdpoRecheck.+"]' in capsys.readouterr().err
+
+
+def test_cli_default_tool_command_is_the_tools_binary_on_path(tools, tmp_path):
+    paths, project = tools
+    gt = {"formal_statement": STATEMENT, "name": "t1", "header": HEADER}
+    log = _write_log(tmp_path / "v.jsonl", [{**gt, "output": output(), "verdict": "valid", "score": 1.0, "infra": 0}])
+    assert cli.main(["--log", str(log), "--project", str(project), "--tool", "safeverify", "--lake", str(paths["lake"])]) == 0
+    (row,) = [json.loads(line) for line in (tmp_path / "v.recheck.jsonl").read_text().splitlines()]
+    assert row["status"] == "confirmed" and row["message"] == "SafeVerify check passed."
