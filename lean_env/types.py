@@ -75,6 +75,7 @@ class RunResult:
     sorry_lines: tuple[int, ...] = ()
     repl_error: str | None = None
     infra_detail: str | None = None
+    retries_spent: bool = False  # the backend already re-ran this INFRA result itself; a caller's retry would repeat it
     raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 

@@ -39,13 +39,14 @@ class VerifyResult:
 
 async def run_with_retries(backend: LeanBackend, snippet, *, timeout_s: float, infra_retries: int = 2,
                            timeout_retries: int = 1, backoff_s: float = 1.0) -> tuple[RunResult, int]:
-    """Run one snippet; re-run INFRA up to `infra_retries` and TIMEOUT up to `timeout_retries` times."""
+    """Run one snippet; re-run INFRA up to `infra_retries` and TIMEOUT up to `timeout_retries` times (not an INFRA
+    result whose backend already spent its own retries on this snippet alone)."""
     attempt, n_infra, n_timeout = 0, 0, 0
     while True:
         attempt += 1
         (result,) = await backend.run([snippet], timeout_s=timeout_s)
         infra_like = result.outcome is Outcome.INFRA or result.repl_error is not None
-        if infra_like and n_infra < infra_retries:
+        if infra_like and n_infra < infra_retries and not result.retries_spent:
             n_infra += 1
         elif result.outcome is Outcome.TIMEOUT and n_timeout < timeout_retries:
             n_timeout += 1

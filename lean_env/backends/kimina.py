@@ -160,8 +160,9 @@ class KiminaBackend:
                 if time.monotonic() - down_since < self.restart_wait_s:
                     await self._backoff(downs)
                     continue
-            detail = got.detail + (" (this proof alone fails the request)" if got.kind == "batch" else "")
-            return [RunResult(s.id, Outcome.INFRA, 0.0, infra_detail=detail) for s in snippets]
+            alone = got.kind == "batch"
+            detail = got.detail + (" (this proof alone fails the request)" if alone else "")
+            return [RunResult(s.id, Outcome.INFRA, 0.0, infra_detail=detail, retries_spent=alone) for s in snippets]
 
     async def _redo_header_timeouts(self, snippets: list[Snippet], results: list[RunResult], timeout_s: float,
                                     body_limit_s: float | None) -> list[RunResult]:

@@ -241,3 +241,20 @@ def test_health_and_bearer_header(monkeypatch):
         finally:
             await b.aclose()
     assert asyncio.run(main()) and seen["auth"] == "Bearer env-key"
+
+
+def test_caller_does_not_repeat_retries_the_backend_spent_on_a_crashing_proof():
+    """verify's infra retries skip a proof that alone fails its request: the backend re-ran it already."""
+    from lean_env.verify import run_with_retries
+
+    server = fake(max_repls=2)
+    b = client(server, crash_retries=1)
+
+    async def main():
+        try:
+            return await run_with_retries(b, snip(0, "CRASH"), timeout_s=5, infra_retries=2, backoff_s=0.001)
+        finally:
+            await b.aclose()
+    result, attempts = asyncio.run(main())
+    assert result.outcome is Outcome.INFRA and result.retries_spent and attempts == 1
+    assert sum("CRASH" in json.dumps(q) for q in server.requests) == 2   # the first try and the backend's one retry
