@@ -213,6 +213,16 @@ def test_toy_lean_recipes_run_ttrl_on_the_double_with_smollm2(algorithm, monkeyp
     assert (cfg.data.train_batch_size, cfg.actor_rollout_ref.rollout.n, cfg.trainer.total_training_steps) == (1, 16, 3)
 
 
+@pytest.mark.parametrize("env, expected", [(None, 8), ("3", 3)])
+def test_kimina_client_is_sized_from_the_servers_repl_count(env, expected, monkeypatch):
+    if env is None:
+        monkeypatch.delenv("LEAN_SERVER_MAX_REPLS", raising=False)
+    else:
+        monkeypatch.setenv("LEAN_SERVER_MAX_REPLS", env)
+    cfg = compose_recipe("sdpo_kimina_1_7b")
+    assert OmegaConf.to_container(cfg.reward.custom_reward_function.reward_kwargs, resolve=True)["server_repls"] == expected
+
+
 def test_command_line_overrides_beat_the_recipe():
     cfg = compose_recipe("grpo_goedel_8b", ("actor_rollout_ref.rollout.temperature=1.0", "data.max_response_length=1024"))
     assert cfg.actor_rollout_ref.rollout.temperature == 1.0 and cfg.data.max_response_length == 1024
