@@ -3,8 +3,14 @@
   python -m reward.cli verify in.jsonl --out out.jsonl --backend repl \
       --repl-command "lake exe repl" --workspace ~/mathlib-ws --num-repls 2
 Input lines: {"formal_statement", "output", optional "name", "header", "finish_reason"} or
-{"ground_truth": {...}, "output"}. Output lines: the input plus score/verdict/feedback/infra/
-lean_time_s. Prints a progress bar and a verdict table.
+{"ground_truth": {...} or its JSON text, "output"}.
+Contract: every input line (blank lines excepted) gets exactly one output line, in input order: the input object
+plus `line` (its 1-based line number) and score/verdict/feedback/infra/lean_time_s. A row that cannot be checked
+(not JSON, not an object, a missing or non-string field, a malformed ground truth) is never sent to Lean: it gets
+verdict `bad_row`, infra 1 and an `error` saying what is wrong. Prints a progress bar, a verdict table, and a banner
+when the backend is a test double instead of Lean.
+Exit code: 0 every row was checked by Lean; 2 some rows are bad input (fix them first); 3 some rows ended as
+infrastructure failures (server down, crash, timeout: re-run them).
 """
 from __future__ import annotations
 
@@ -13,9 +19,24 @@ import asyncio
 import collections
 import json
 import sys
+from typing import Any
+
+import httpx
 
 from lean_env import Verdict
-from reward.lean import CONFIG_DEFAULTS, NONE_DEFAULT_TYPES, aclose_backends, verify_many
+from reward.lean import (
+    CONFIG_DEFAULTS,
+    NONE_DEFAULT_TYPES,
+    aclose_backends,
+    get_backend,
+    parse_ground_truth,
+    resolve_config,
+    verify_many,
+)
+
+BAD_ROW = "bad_row"
+EXIT_BAD_ROWS, EXIT_INFRA = 2, 3
+_TEST_DOUBLE_MODULE = "lean_env.testing"
 
 
 def _bool(text: str) -> bool:
@@ -27,7 +48,8 @@ def _bool(text: str) -> bool:
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m reward.cli", description="Lean proof verification")
     sub = ap.add_subparsers(dest="command", required=True)
-    v = sub.add_parser("verify", help="verify a JSONL file")
+    v = sub.add_parser("verify", help="verify a JSONL file", epilog="exit codes: 0 all rows checked, "
+                       f"{EXIT_BAD_ROWS} bad input rows, {EXIT_INFRA} rows ended as infrastructure failures")
     v.add_argument("input")
     v.add_argument("--out", default=None, help="output JSONL (default: <input>.verdicts.jsonl)")
     for key, default in CONFIG_DEFAULTS.items():
@@ -37,30 +59,110 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-async def _main(args: argparse.Namespace) -> int:
-    config = {k: getattr(args, k) for k in CONFIG_DEFAULTS if getattr(args, k) is not None}
-    with open(args.input) as f:
-        items = [json.loads(line) for line in f if line.strip()]
+def row_problem(row: Any) -> str | None:
+    """What makes a parsed input row uncheckable, or None when it can go to Lean."""
+    if not isinstance(row, dict):
+        return f"a row must be a JSON object, got {type(row).__name__}"
+    output = row.get("output", row.get("solution_str"))
+    if output is None:
+        return "missing 'output' (the model's reply holding the proof)"
+    if not isinstance(output, str):
+        return f"'output' must be a string, got {type(output).__name__}"
+    if row.get("finish_reason") is not None and not isinstance(row["finish_reason"], str):
+        return f"'finish_reason' must be a string, got {type(row['finish_reason']).__name__}"
+    if "ground_truth" not in row and "formal_statement" not in row:
+        return "needs 'formal_statement' (or 'ground_truth' holding it)"
     try:
-        results = await verify_many(items, **config)
-    finally:
-        await aclose_backends()
-    out_path = args.out or args.input.rsplit(".jsonl", 1)[0] + ".verdicts.jsonl"
-    with open(out_path, "w") as f:
-        for item, res in zip(items, results):
-            f.write(json.dumps({**item, **res}, ensure_ascii=False) + "\n")
+        parse_ground_truth(row.get("ground_truth", row))
+    except ValueError as e:
+        return str(e).replace("ground_truth needs", "needs").replace("ground_truth '", "'")
+    return None
+
+
+def read_rows(path: str) -> list[tuple[int, Any, str | None]]:
+    """(line number, parsed row or raw text, problem or None) for every non-blank line."""
+    rows = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, text in enumerate(f, start=1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except ValueError as e:
+                rows.append((number, text.rstrip("\n")[:1000], f"not valid JSON ({e}); a truncated last line?"))
+                continue
+            rows.append((number, row, row_problem(row)))
+    return rows
+
+
+def _bad_result(problem: str) -> dict[str, Any]:
+    return {"score": 0.0, "verdict": BAD_ROW, "feedback": "", "infra": 1.0, "lean_time_s": 0.0, "error": problem}
+
+
+def double_in_use(cfg: dict[str, Any], backend: object) -> str | None:
+    """The test double standing in for Lean, or None for a real backend."""
+    if cfg["backend"] in ("repl", "repl-ray"):
+        return cfg["repl_command"] if _TEST_DOUBLE_MODULE in cfg["repl_command"] else None
+    # KiminaBackend keeps its transport private; a mock transport is never a real server.
+    transport = getattr(backend, "_transport", None)
+    return "lean_env.testing.fake_kimina (in process)" if isinstance(transport, httpx.MockTransport) else None
+
+
+def _print_table(results: list[dict[str, Any]], out_path: str) -> None:
     counts = collections.Counter(r["verdict"] for r in results)
     print(f"\n{'verdict':<20}{'count':>7}{'share':>8}")
-    for v in Verdict:
-        if counts[v.value]:
-            print(f"{v.value:<20}{counts[v.value]:>7}{counts[v.value] / len(results):>8.1%}")
+    for name in [v.value for v in Verdict] + [BAD_ROW]:
+        if counts[name]:
+            print(f"{name:<20}{counts[name]:>7}{counts[name] / len(results):>8.1%}")
     masked = sum(r["infra"] for r in results)
-    print(f"{'total':<20}{len(results):>7}   ({int(masked)} masked as infra)  -> {out_path}")
-    return 0
+    print(f"{'total':<20}{len(results):>7}   ({int(masked)} masked: bad rows or infra)  -> {out_path}")
+
+
+async def _verify(rows: list[dict[str, Any]], config: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """(results of the checkable rows, the test double in use or None)."""
+    cfg = resolve_config(**config)
+    double = double_in_use(cfg, get_backend(cfg))
+    if double:
+        print(f"*** TEST DOUBLE, NOT LEAN: verdicts come from {double}'s rules ***", file=sys.stderr)
+    try:
+        return await verify_many(rows, **config), double
+    finally:
+        await aclose_backends()
+
+
+def _write(path: str, rows: list[tuple[int, Any, str | None]], results: list[dict[str, Any]]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for (number, row, _), res in zip(rows, results):
+            base = row if isinstance(row, dict) else {"raw": row}
+            f.write(json.dumps({**base, "line": number, **res}, ensure_ascii=False) + "\n")
+
+
+def verify_file(args: argparse.Namespace) -> int:
+    """Verify `args.input` into `args.out`; the exit code of the module docstring."""
+    config = {k: getattr(args, k) for k in CONFIG_DEFAULTS if getattr(args, k) is not None}
+    resolve_config(**config)   # a bad option fails before anything runs
+    rows = read_rows(args.input)
+    if not rows:
+        print(f"{args.input}: no rows to verify (the file is empty)", file=sys.stderr)
+        return EXIT_BAD_ROWS
+    for number, _, problem in rows:
+        if problem:
+            print(f"{args.input}:{number}: bad row: {problem}", file=sys.stderr)
+    checked, double = asyncio.run(_verify([row for _, row, problem in rows if problem is None], config))
+    in_order = iter(checked)
+    results = [_bad_result(problem) if problem else next(in_order) for _, _, problem in rows]
+    out_path = args.out or args.input.rsplit(".jsonl", 1)[0] + ".verdicts.jsonl"
+    _write(out_path, rows, results)
+    _print_table(results, out_path)
+    if double:
+        print(f"(test double: {double})")
+    if any(r["verdict"] == BAD_ROW for r in results):
+        return EXIT_BAD_ROWS
+    return EXIT_INFRA if any(r["infra"] for r in results) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    return asyncio.run(_main(_parser().parse_args(argv)))
+    return verify_file(_parser().parse_args(argv))
 
 
 if __name__ == "__main__":
