@@ -1,4 +1,5 @@
-"""OmegaConf resolvers used by the recipes to switch between full-dataset training and TTRL.
+"""OmegaConf resolvers used by the recipes: switching between full-dataset training and TTRL, and
+`${sdpo.tq_storage_units:...}` (TransferQueue sized to the host: `sdpo_ext.small_host`).
 
 `${sdpo.ttrl_pick:THEOREM,A,B}` is A when a TTRL theorem is set, else B.
 `${sdpo.ttrl_steps:THEOREM,MAX_ATTEMPTS,N}` is ceil(MAX_ATTEMPTS / N) training steps in TTRL, else None
@@ -30,6 +31,9 @@ def ttrl_steps(theorem: Any, max_attempts: int, rollout_n: int) -> int | None:
 
 def register_resolvers() -> None:
     """Idempotent: safe to call in every process."""
-    for name, fn in (("sdpo.ttrl_pick", ttrl_pick), ("sdpo.ttrl_steps", ttrl_steps)):
+    from sdpo_ext.small_host import tq_storage_units
+
+    for name, fn in (("sdpo.ttrl_pick", ttrl_pick), ("sdpo.ttrl_steps", ttrl_steps),
+                     ("sdpo.tq_storage_units", tq_storage_units)):
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)
