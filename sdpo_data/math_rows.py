@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from sdpo_data.sources import load_records
+from sdpo_data.sources import read_input
 from sdpo_eval.answers import last_boxed
 
 HF_DATASET = "EleutherAI/hendrycks_math"
@@ -68,15 +68,15 @@ def load_math(subjects: tuple[str, ...], split: str = "test", input_path: str | 
               limit_per_subject: int | None = None) -> tuple[list[MathProblem], list[tuple[int, str]]]:
     """MATH problems of `subjects`: from `input_path` (JSONL etc.) when given, else from the HF hub."""
     if input_path:
-        problems, excluded = to_problems(load_records(input_path))
+        problems, excluded = to_problems(read_input(input_path, "math"))
         problems = [p for p in problems if p.subject in subjects]
         if limit_per_subject is not None:
             problems = [p for s in subjects for p in [q for q in problems if q.subject == s][:limit_per_subject]]
         return problems, excluded
     problems, excluded = [], []
     for subject in subjects:
-        got, bad = to_problems(load_records(HF_DATASET, hf_config=subject, hf_split=split), default_subject=subject,
-                               id_prefix=f"math_{split}")
+        got, bad = to_problems(read_input(HF_DATASET, "math", from_flag=False, hf_config=subject, hf_split=split),
+                               default_subject=subject, id_prefix=f"math_{split}")
         problems += got[:limit_per_subject] if limit_per_subject is not None else got
         excluded += bad
     return problems, excluded

@@ -7,6 +7,9 @@
 
 `--input` is a local .jsonl/.json/.parquet file or a Hugging Face dataset id. A summary (rows per
 split, exclusions and reasons) is printed and also returned by the functions.
+Contract: a run that keeps 0 rows is an error naming the filter that removed them (nothing is written); a split
+that now has no rows has its file from an earlier run removed and named in the summary, so the recipes never
+read stale rows; an input that cannot be read fails with `--input` and the dataset card (datasets/<name>.md).
 """
 from __future__ import annotations
 
@@ -19,7 +22,19 @@ from typing import Any
 
 from sdpo_data.lean_rows import LEAN_DATASETS, screen_records, verl_row
 from sdpo_data.prompts import PROMPT_STYLES
-from sdpo_data.sources import load_records
+from sdpo_data.sources import InputError, dataset_card, read_input
+
+
+def _earlier(out_dir: Path, pattern: str) -> str:
+    """Names the files an earlier run left in `out_dir` (kept as they were), for an error message."""
+    found = sorted(str(p) for p in out_dir.glob(pattern))
+    return f" (files from an earlier run, untouched: {', '.join(found)})" if found else ""
+
+
+def _remove_stale(path: Path, summary: dict[str, Any]) -> None:
+    if path.exists():
+        path.unlink()
+        summary["removed_stale"].append(str(path))
 
 
 def _write(rows: list[dict[str, Any]], path: Path) -> None:
@@ -37,8 +52,14 @@ def prepare_lean(dataset: str, source: str, prompt_style: str, out_dir: Path, th
     if prompt_style not in PROMPT_STYLES:
         raise ValueError(f"unknown prompt style {prompt_style!r}; known: {sorted(PROMPT_STYLES)}")
     spec = LEAN_DATASETS[dataset]
-    records = load_records(source, hf_config=hf_config)
+    records = read_input(source, dataset, hf_config=hf_config)
     report = screen_records(records, spec)
+    if not report.kept:
+        reasons = ", ".join(f"{reason} x{n}" for reason, n in report.reasons().most_common()) or "the input is empty"
+        example = f"; e.g. record #{report.excluded[0][0]}: {report.excluded[0][2]}" if report.excluded else ""
+        raise InputError(f"--input {source}: 0 of {len(records)} records pass the {dataset} screen ({reasons}"
+                         f"{example}); nothing written{_earlier(out_dir, f'{dataset}_{prompt_style}_*.parquet')}. "
+                         f"The fields a record needs: {dataset_card(dataset)}")
     summary: dict[str, Any] = {
         "dataset": dataset, "input": source, "prompt_style": prompt_style, "records": len(records),
         "lean_version": lean_version or spec.lean_version,
@@ -47,7 +68,7 @@ def prepare_lean(dataset: str, source: str, prompt_style: str, out_dir: Path, th
         "renamed_clashes": sum(p.id != p.name for p in report.kept),
         "header_defaulted": sum(p.header_defaulted for p in report.kept),
         "excluded": [{"index": i, "name": n, "reason": r} for i, n, r in report.excluded],
-        "excluded_by_reason": dict(report.reasons()), "files": {},
+        "excluded_by_reason": dict(report.reasons()), "files": {}, "removed_stale": [],
     }
     if theorem is not None:
         chosen = [p for p in report.kept if p.id == theorem]
@@ -64,9 +85,10 @@ def prepare_lean(dataset: str, source: str, prompt_style: str, out_dir: Path, th
         return summary
     for split in spec.splits:
         problems = [p for p in report.kept if p.split == split]
-        if not problems:
-            continue
         path = out_dir / f"{dataset}_{prompt_style}_{split}.parquet"
+        if not problems:
+            _remove_stale(path, summary)
+            continue
         _write([verl_row(p, i, spec, prompt_style, lean_version) for i, p in enumerate(problems)], path)
         summary["files"][split] = str(path)
     return summary
@@ -77,10 +99,18 @@ def prepare_math(subjects: tuple[str, ...], out_dir: Path, split: str = "test", 
     from sdpo_data.math_rows import load_math, verl_row as math_row
 
     problems, excluded = load_math(subjects, split, input_path, limit_per_subject)
+    if not problems:
+        source = f"--input {input_path}" if input_path else "the Hugging Face hub"
+        limit = f" --limit-per-subject {limit_per_subject}" if limit_per_subject is not None else ""
+        raise InputError(f"0 MATH problems from {source} pass the filters --subjects {','.join(subjects)} "
+                         f"--split {split}{limit} ({len(excluded)} records excluded: "
+                         f"{dict(Counter(r for _, r in excluded)) or 'none'}); nothing written"
+                         f"{_earlier(out_dir, f'math_{split}.parquet')}. Record fields: {dataset_card('math')}")
     path = out_dir / f"math_{split}.parquet"
     _write([math_row(p, i, split) for i, p in enumerate(problems)], path)
     return {"dataset": "math", "split": split, "kept": dict(Counter(p.subject for p in problems)),
-            "excluded": [{"index": i, "reason": r} for i, r in excluded], "files": {split: str(path)}}
+            "excluded": [{"index": i, "reason": r} for i, r in excluded], "files": {split: str(path)},
+            "removed_stale": []}
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -94,6 +124,8 @@ def print_summary(summary: dict[str, Any]) -> None:
         print(f"    #{row['index']} {row.get('name', '')}: {row['reason']}")
     for split, path in summary["files"].items():
         print(f"  wrote {split}: {path}")
+    for path in summary["removed_stale"]:
+        print(f"  removed {path}: left by an earlier run, and this input has no rows for its split")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,24 @@ from pathlib import Path
 from typing import Any
 
 
+class InputError(ValueError):
+    """The input could not be read or yields nothing usable; the message names `--input` and the dataset card."""
+
+
+def dataset_card(dataset: str) -> str:
+    return f"datasets/{dataset}.md (where to get the data, the fields a record needs)"
+
+
+def read_input(source: str, dataset: str, *, from_flag: bool = True, **hub: str | None) -> list[dict[str, Any]]:
+    """load_records(source, **hub); any failure (missing file, bad JSON, hub or network error) is an InputError
+    naming `--input` (from_flag) or the hub source (read by default, when `--input` was not given)."""
+    try:
+        return load_records(source, **hub)
+    except Exception as e:  # the hub and the parsers raise many types; every one means "fix the input"
+        where = f"--input {source}" if from_flag else f"{source} from the Hugging Face hub (a local copy: --input FILE)"
+        raise InputError(f"{where}: {type(e).__name__}: {e}\n  see the dataset card {dataset_card(dataset)}") from e
+
+
 def load_records(source: str, hf_config: str | None = None, hf_split: str | None = None) -> list[dict[str, Any]]:
     """All records of `source`: a local file path, or an HF dataset id (`owner/name`) loaded with `datasets`."""
     path = Path(source).expanduser()
