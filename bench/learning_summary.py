@@ -16,6 +16,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from sdpo_eval.curves import read_metrics
+
 SOURCE = "sdpo_demo_addition"
 VAL = {
     "val_reward": f"val-core/{SOURCE}/reward/mean@8",
@@ -41,13 +43,7 @@ RUN_NAME = re.compile(r"^(?P<algo>.+)_s(?P<seed>\d+)$")
 
 def read_run(path: Path) -> dict:
     """One run's validation and training series (values are None where a step did not log the metric)."""
-    by_step: dict[int, dict] = defaultdict(dict)
-    for line in path.read_text().splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:  # a run killed mid-write leaves a partial last line
-            continue
-        by_step[int(record["step"])].update(record["data"])
+    by_step = defaultdict(dict, read_metrics(path))
     name = RUN_NAME.match(path.stem)
     val_steps = sorted(s for s, d in by_step.items() if VAL["val_reward"] in d)
     train_steps = sorted(s for s, d in by_step.items() if TRAIN["response_length"] in d)

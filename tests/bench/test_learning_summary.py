@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ def test_table_averages_only_seeds_that_reached_the_end(tmp_path):
     out = tmp_path / "out"
     result = subprocess.run([sys.executable, "bench/learning_summary.py", "--dir", str(tmp_path), "--out", str(out),
                     "--call", "test", "--note", "a caveat", "--steps", "8"], cwd=ROOT, check=True, capture_output=True,
-                   text=True)
+                   text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})  # this checkout's sdpo_eval, not another
     summary = json.loads((out / "learning.json").read_text())
     (row,) = summary["table"]
     assert row["seeds_complete"] == [1] and row["seeds_cut_short"] == {"2": 3}

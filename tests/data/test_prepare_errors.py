@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-import sdpo_data.sources as sources
+from sdpo_data import sources
 from sdpo_data.prepare import main
 
 STATEMENT = "theorem good_a (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n"

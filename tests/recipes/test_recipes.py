@@ -276,3 +276,8 @@ def test_every_recipe_writes_to_its_own_run_folder():
         cfg = compose_recipe(name)
         folders.setdefault((cfg.trainer.project_name, cfg.trainer.experiment_name), []).append(name)
     assert {key: names for key, names in folders.items() if len(names) > 1} == {}
+
+
+@pytest.mark.parametrize("recipe", ["sdpo_kimina_1_7b", "grpo_goedel_8b", "srpo_toy_lean", "sdpo_demo"])
+def test_lean_and_demo_recipes_log_to_the_file_logger_that_sdpo_eval_curves_reads(recipe):
+    assert list(compose_recipe(recipe).trainer.logger) == ["console", "file"]
