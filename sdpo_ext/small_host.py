@@ -48,7 +48,7 @@ def cpu_shortage(units: int, gpus: int, cpus: float) -> str | None:
     if needed <= cpus:
         return None
     return (f"Ray sees {cpus:g} CPUs; this run needs {needed}: {CPUS_PER_GPU} per GPU x {gpus} GPUs, "
-            f"{TQ_CONTROLLER_CPUS} TransferQueue controller, {units} storage units ({UNITS_KEY}), {HEADROOM_CPUS} "
+            f"{TQ_CONTROLLER_CPUS} TransferQueue controller, {units} storage unit(s) ({UNITS_KEY}), {HEADROOM_CPUS} "
             "spare. Ray would wait for them forever. Fix: ray_kwargs.ray_init.num_cpus="
             f"{needed} (Ray's CPUs are scheduling slots: more than the host's cores works for a small run), "
             "or fewer GPUs (trainer.n_gpus_per_node).")
