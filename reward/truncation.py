@@ -13,7 +13,8 @@ P + R, so it is not needed here.
 """
 from __future__ import annotations
 
-from typing import Collection, Literal, Sequence
+from collections.abc import Collection, Sequence
+from typing import Literal
 
 
 def generation_budget(response_length: int, prompt_length: int, prompt_tokens: int,

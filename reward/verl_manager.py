@@ -10,7 +10,6 @@ classes a "length" reply `truncated`. Selected in the Lean task recipe through v
 from __future__ import annotations
 
 import numpy as np
-
 from verl import DataProto
 from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 

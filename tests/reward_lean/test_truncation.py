@@ -31,7 +31,7 @@ EOS = 1
 class CharTokenizer:
     """One token per character (id = codepoint + 10); id 1 is the special end-of-turn token."""
 
-    all_special_ids = [0, EOS]
+    all_special_ids = (0, EOS)
     eos_token_id = EOS
 
     def encode(self, text: str) -> list[int]:
