@@ -276,3 +276,28 @@ def test_every_recipe_writes_to_its_own_run_folder():
         cfg = compose_recipe(name)
         folders.setdefault((cfg.trainer.project_name, cfg.trainer.experiment_name), []).append(name)
     assert {key: names for key, names in folders.items() if len(names) > 1} == {}
+
+
+LEAN_RECIPES = [f"{a}_{m}" for a in ("sdpo", "grpo", "srpo", "sc_sdpo") for m in sorted(MODELS) + ["toy_lean"]]
+
+
+@pytest.mark.parametrize("recipe", LEAN_RECIPES)
+def test_lean_recipes_validate_sampled_as_the_authors_evaluate(recipe):
+    cfg = compose_recipe(recipe)
+    OmegaConf.resolve(cfg)
+    rollout = cfg.actor_rollout_ref.rollout
+    assert rollout.val_kwargs.n >= 4 and rollout.val_kwargs.do_sample
+    assert rollout.val_kwargs.temperature == rollout.temperature > 0
+    assert (rollout.val_kwargs.top_p, rollout.val_kwargs.top_k) == (rollout.top_p, rollout.top_k)
+    # truncation from token counts (reward.verl_manager) for every Lean recipe, SDPO and GRPO alike
+    manager = cfg.reward.reward_manager
+    assert (manager.source, manager.name, manager.module.path) == ("importlib", "LeanRewardManager",
+                                                                    "pkg://reward.verl_manager")
+
+
+def test_greedy_validation_is_one_override_away():
+    cfg = compose_recipe("sdpo_goedel_8b", ("actor_rollout_ref.rollout.val_kwargs.temperature=0",
+                                            "actor_rollout_ref.rollout.val_kwargs.n=1"))
+    OmegaConf.resolve(cfg)
+    assert (cfg.actor_rollout_ref.rollout.val_kwargs.temperature, cfg.actor_rollout_ref.rollout.val_kwargs.n) == (0, 1)
+    assert cfg.actor_rollout_ref.rollout.temperature > 0   # training sampling is untouched
