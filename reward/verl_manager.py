@@ -4,7 +4,8 @@ verl 0.9.1 gives a custom `compute_score` only the decoded text and the dataset'
 drops vLLM's finish reason. This manager recovers it from the token counts (`reward.truncation`) and passes it as
 `extra_info["finish_reason"]` ("stop" | "length"), with `response_tokens` and `response_budget`, on a copy of the
 sample's `extra_info` (the dataset's dict is shared by the rollouts of one prompt). `reward.lean.compute_score`
-classes a "length" reply `truncated`. Selected in the Lean task recipe through verl's own setting
+classes a "length" reply `truncated`. At start it asks the backend which Lean it runs (`reward.lean.
+require_lean_version`) and raises on a mismatch with the recipe's `lean_version`. Selected in the Lean task recipe through verl's own setting
 `reward.reward_manager` (source importlib), so verl itself is not patched.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 from verl import DataProto
 from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 
+from reward.lean import require_lean_version
 from reward.truncation import finish_reason, generation_budget
 
 
@@ -26,6 +28,8 @@ class LeanRewardManager(NaiveRewardManager):
         self.prompt_length = int(rollout.prompt_length)
         self.max_model_len = rollout.get("max_model_len")
         self.stop_ids = frozenset(int(i) for i in tokenizer.all_special_ids)
+        # At start: stop here (the reward workers fail to start, so does the run) when the backend runs another Lean.
+        require_lean_version(**config.reward.custom_reward_function.get("reward_kwargs", {}))
 
     def length_info(self, data: DataProto) -> dict:
         """{finish_reason, response_tokens, response_budget} of the last sequence of `data` (one sample)."""

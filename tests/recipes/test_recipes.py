@@ -293,6 +293,8 @@ def test_lean_recipes_validate_sampled_as_the_authors_evaluate(recipe):
     manager = cfg.reward.reward_manager
     assert (manager.source, manager.name, manager.module.path) == ("importlib", "LeanRewardManager",
                                                                     "pkg://reward.verl_manager")
+    # the Lean the statements (DeepSeek's miniF2F/ProofNet copies) need, checked against the backend at start
+    assert cfg.reward.custom_reward_function.reward_kwargs.lean_version == "v4.9.0"
 
 
 def test_greedy_validation_is_one_override_away():

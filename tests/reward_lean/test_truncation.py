@@ -146,3 +146,18 @@ def test_budget_follows_verls_vllm_server():
     assert finish_reason([5] * 10, 10, {1}) == "length"
     assert finish_reason([5] * 9 + [1], 10, {1}) == "stop"
     assert finish_reason([5] * 9, 10, {1}) == "stop"
+
+
+def test_the_reward_workers_stop_at_start_when_the_backend_runs_another_lean(manager_config):
+    from lean_env.version import LeanVersionError
+
+    cfg = manager_config.copy()
+    kwargs = cfg.reward.custom_reward_function.reward_kwargs
+    assert kwargs.lean_version == "v4.9.0"
+    kwargs.repl_command = f"{sys.executable} -m lean_env.testing.fake_repl --lean-version 4.26.0"
+    rl._lean_versions.clear()
+    try:
+        with pytest.raises(LeanVersionError, match="runs Lean 4.26.0"):
+            load_reward_manager(cfg, CharTokenizer())
+    finally:
+        rl._lean_versions.clear()
