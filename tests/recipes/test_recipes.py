@@ -303,3 +303,29 @@ def test_greedy_validation_is_one_override_away():
     OmegaConf.resolve(cfg)
     assert (cfg.actor_rollout_ref.rollout.val_kwargs.temperature, cfg.actor_rollout_ref.rollout.val_kwargs.n) == (0, 1)
     assert cfg.actor_rollout_ref.rollout.temperature > 0   # training sampling is untouched
+
+
+# The authors' response budgets (cited in the model parts' comments).
+AUTHOR_BUDGETS = {"goedel_8b": 32768, "qwen3_5_4b": 32768, "deepseek_7b": 8192, "kimina_1_7b": 8096,
+                  "kimina_distill_1_7b": 16384}
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_model_parts_keep_the_authors_budget_and_every_sequence_fits_a_dynamic_batch(model):
+    cfg = compose_recipe(f"sdpo_{model}")
+    OmegaConf.resolve(cfg)
+    longest = cfg.data.max_prompt_length + cfg.data.max_response_length
+    assert cfg.data.max_response_length == AUTHOR_BUDGETS[model]
+    assert cfg.actor_rollout_ref.rollout.response_length == cfg.data.max_response_length
+    for cap in (cfg.actor_rollout_ref.actor.ppo_max_token_len_per_gpu,
+                cfg.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu,
+                cfg.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu):
+        assert cap >= longest   # verl's seqlen balancing asserts max_token_len >= the longest sequence
+
+
+@pytest.mark.parametrize("model", ["goedel_8b", "qwen3_5_4b"])
+def test_a_shorter_budget_is_one_override_away(model):
+    cfg = compose_recipe(f"sdpo_{model}", ("data.max_response_length=8192",))
+    OmegaConf.resolve(cfg)
+    assert cfg.actor_rollout_ref.rollout.response_length == 8192
+    assert cfg.actor_rollout_ref.actor.ppo_max_token_len_per_gpu == 2048 + 8192
