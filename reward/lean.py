@@ -66,6 +66,7 @@ NONE_DEFAULT_TYPES: dict[str, type] = {"backend": str, "url": str, "api_key": st
 _VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
 _backends: dict[tuple, tuple[asyncio.AbstractEventLoop, LeanBackend]] = {}
 _lean_versions: dict[tuple, str] = {}   # backend config -> the Lean it runs, asked once per process
+_version_locks: dict[tuple, asyncio.Lock] = {}
 
 
 def resolve_config(**kwargs: Any) -> dict[str, Any]:
@@ -156,13 +157,16 @@ async def ensure_lean_version(cfg: Mapping[str, Any]) -> None:
     key = _backend_key(cfg)
     if cfg["lean_version"] is None or key in _lean_versions:
         return
-    try:
-        found = await _query_version(get_backend(cfg), cfg)
-    except LeanVersionError as e:   # no answer (server down): the samples are masked as infra, ask again later
-        log.warning("%s; asking again on the next proof", e)
-        return
-    _judge_version(found, cfg)
-    _lean_versions[key] = found
+    async with _version_locks.setdefault((id(asyncio.get_running_loop()), key), asyncio.Lock()):  # one query at once
+        if key in _lean_versions:
+            return
+        try:
+            found = await _query_version(get_backend(cfg), cfg)
+        except LeanVersionError as e:   # no answer (server down): the samples are masked as infra, ask again later
+            log.warning("%s; asking again on the next proof", e)
+            return
+        _judge_version(found, cfg)
+        _lean_versions[key] = found
 
 
 def require_lean_version(**config: Any) -> str | None:

@@ -71,8 +71,14 @@ def test_the_version_is_asked_once_per_process_and_config(answer, monkeypatch):
         asked.append(cfg["backend"])
         return await real(backend, cfg)
     monkeypatch.setattr(rl, "_query_version", counting)
-    outs = score([answer("norm_num")] * 3, lean_version="v4.9.0", **repl("4.9.0"))
-    assert [d["verdict"] for d in outs] == ["valid"] * 3 and asked == ["repl"]
+    async def concurrently():
+        try:
+            return await asyncio.gather(*(rl.compute_score("lean", answer("norm_num"), GT, {}, lean_version="v4.9.0",
+                                                           **repl("4.9.0")) for _ in range(4)))
+        finally:
+            await rl.aclose_backends()
+    outs = asyncio.run(concurrently()) + score([answer("norm_num")], lean_version="v4.9.0", **repl("4.9.0"))
+    assert [d["verdict"] for d in outs] == ["valid"] * 5 and asked == ["repl"]
 
 
 @pytest.mark.parametrize("server_version,ok", [("4.9.0", True), ("4.15.0", False)])
