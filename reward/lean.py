@@ -13,20 +13,25 @@ Config: verl's `reward.custom_reward_function.reward_kwargs` (keys of `CONFIG_DE
 falling back to env vars LEAN_BACKEND, LEAN_SERVER_API_URL, LEAN_SERVER_API_KEY,
 LEAN_REPL_COMMAND, LEAN_WORKSPACE. One backend per (process, event loop, config), created
 lazily and reused by all concurrent calls.
+Lean version: with `lean_version` set, the backend is asked once which Lean it runs (`lean_env.version`) and a
+mismatch raises LeanVersionError (not masked) unless `allow_lean_version_mismatch`.
 Departure: a Lean timeout counts as infra (masked), not as a failed proof, because on a shared
 server a timeout often reflects load rather than the proof.
 """
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
 import os
 from typing import Any, Iterable, Mapping
 
 from lean_env import DEFAULT_HEADER, Task, Verdict, parse_statement, verify
+from lean_env.assemble import split_header
 from lean_env.text import suspicious_character
 from lean_env.types import LeanBackend
+from lean_env.version import LeanVersionError, backend_lean_version, check_lean_version
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +56,17 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "timeout_retries": 1,       # re-runs after a timeout
     "backoff_s": 1.0,           # first retry delay, doubled per retry
     "statement_check": True,    # Lean confirms the theorem's type is the dataset statement's (lean_env.assemble)
+    "lean_version": None,       # the Lean the statements and model need (e.g. "v4.9.0"); checked once; None: unchecked
+    "allow_lean_version_mismatch": False,  # run on another Lean anyway (logged), instead of stopping
 }
 # Types of the keys whose default is None (the others have their default's type): for command-line parsing.
 NONE_DEFAULT_TYPES: dict[str, type] = {"backend": str, "url": str, "api_key": str, "repl_command": str,
-                                       "workspace": str, "max_rss_mb": float, "mem_limit_mb": int}
+                                       "workspace": str, "max_rss_mb": float, "mem_limit_mb": int,
+                                       "lean_version": str}
 _VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
 _backends: dict[tuple, tuple[asyncio.AbstractEventLoop, LeanBackend]] = {}
+_lean_versions: dict[tuple, str] = {}   # backend config -> the Lean it runs, asked once per process
+_version_locks: dict[tuple, asyncio.Lock] = {}
 
 
 def resolve_config(**kwargs: Any) -> dict[str, Any]:
@@ -100,7 +110,8 @@ def _make_backend(cfg: Mapping[str, Any]) -> LeanBackend:
 
 
 def _backend_key(cfg: Mapping[str, Any]) -> tuple:
-    per_call = ("timeout_s", "infra_retries", "timeout_retries", "backoff_s", "statement_check")
+    per_call = ("timeout_s", "infra_retries", "timeout_retries", "backoff_s", "statement_check", "lean_version",
+                "allow_lean_version_mismatch")
     return tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in per_call))
 
 
@@ -121,6 +132,62 @@ async def aclose_backends() -> None:
         if owner is loop:
             del _backends[key]
             await backend.aclose()
+
+
+async def _query_version(backend: LeanBackend, cfg: Mapping[str, Any]) -> str:
+    # Kimina: with the proofs' imports (a header-less first snippet would become the env later proofs build on);
+    # a local REPL: Lean core only, so the check does not import Mathlib in a process of its own.
+    header = split_header(DEFAULT_HEADER)[0] if cfg["backend"] == "kimina" else ""
+    return await backend_lean_version(backend, header=header, timeout_s=float(cfg["import_timeout_s"]))
+
+
+def _judge_version(found: str, cfg: Mapping[str, Any]) -> None:
+    try:
+        check_lean_version(found, cfg["lean_version"])
+    except LeanVersionError:
+        if not cfg["allow_lean_version_mismatch"]:
+            raise
+        log.warning("Lean %s runs the proofs; the recipe names %s (allow_lean_version_mismatch=true)",
+                    found, cfg["lean_version"])
+
+
+async def ensure_lean_version(cfg: Mapping[str, Any]) -> None:
+    """Once per process and backend config: ask the backend which Lean it runs and compare it with `lean_version`
+    (LeanVersionError on a mismatch). A backend that cannot answer now is asked again on the next call."""
+    key = _backend_key(cfg)
+    if cfg["lean_version"] is None or key in _lean_versions:
+        return
+    async with _version_locks.setdefault((id(asyncio.get_running_loop()), key), asyncio.Lock()):  # one query at once
+        if key in _lean_versions:
+            return
+        try:
+            found = await _query_version(get_backend(cfg), cfg)
+        except LeanVersionError as e:   # no answer (server down): the samples are masked as infra, ask again later
+            log.warning("%s; asking again on the next proof", e)
+            return
+        _judge_version(found, cfg)
+        _lean_versions[key] = found
+
+
+def require_lean_version(**config: Any) -> str | None:
+    """At start (sync, own thread and event loop): the Lean the configured backend runs, checked against
+    `lean_version`; LeanVersionError on a mismatch or when the backend cannot answer. None when unchecked."""
+    cfg = resolve_config(**config)
+    if cfg["lean_version"] is None:
+        return None
+
+    async def ask() -> str:
+        backend = _make_backend(cfg)
+        try:
+            return await _query_version(backend, cfg)
+        finally:
+            await backend.aclose()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        found = pool.submit(asyncio.run, ask()).result()
+    _judge_version(found, cfg)
+    _lean_versions[_backend_key(cfg)] = found
+    return found
 
 
 def parse_ground_truth(ground_truth: Any) -> Task:
@@ -184,6 +251,7 @@ async def compute_score(data_source: str, solution_str: str, ground_truth: Any, 
                         **kwargs: Any) -> dict[str, Any]:
     """verl reward entry point (async). `finish_reason` is read from kwargs or extra_info if present."""
     cfg = resolve_config(**kwargs)
+    await ensure_lean_version(cfg)   # a mismatch stops here, loudly: it is a setup error, not a sample's
     finish_reason = kwargs.get("finish_reason")
     if finish_reason is None and isinstance(extra_info, Mapping):
         finish_reason = extra_info.get("finish_reason")
@@ -196,6 +264,7 @@ async def verify_many(items: Iterable[Mapping[str, Any]], *, progress: bool = Tr
     from tqdm.auto import tqdm
 
     cfg = resolve_config(**config)
+    await ensure_lean_version(cfg)
     items = list(items)
     sem = asyncio.Semaphore(max(1, int(cfg["max_concurrency"])))
     bar = tqdm(total=len(items), desc="lean verify", disable=not progress)

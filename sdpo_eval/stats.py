@@ -3,7 +3,7 @@
 - Wilson score interval for one proportion.
 - Newcombe (1998, "Improved confidence intervals for the difference between binomial proportions
   based on paired data", method 10) interval for the difference of two paired proportions.
-- Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k / i).
+- Unbiased pass@k (Chen et al. 2021), from sdpo_ext.val_metrics (also used by training validation).
 - discovery@k: fraction of problems whose first valid attempt has index <= k (averaged over runs
   when a problem has several), with a percentile bootstrap over problems.
 """
@@ -14,6 +14,8 @@ from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
+
+from sdpo_ext.val_metrics import pass_at_k  # noqa: F401  (one formula, shared with training validation)
 
 
 def _z(confidence: float) -> float:
@@ -71,17 +73,6 @@ def paired_difference_interval(a: Sequence[bool], b: Sequence[bool], confidence:
     delta = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
     eps = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
     return d, max(-1.0, d - delta), min(1.0, d + eps)
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k from n samples with c correct (Chen et al. 2021, numerically stable product)."""
-    if not 0 <= c <= n:
-        raise ValueError(f"need 0 <= c <= n, got c={c}, n={n}")
-    if not 1 <= k <= n:
-        raise ValueError(f"pass@{k} needs 1 <= k <= n samples, got n={n}")
-    if n - c < k:
-        return 1.0
-    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 
 Run = tuple  # (first valid attempt index, 1-based, or None; attempts judged in the run)

@@ -7,7 +7,8 @@ Per step, after the rewards (with Lean feedback) are in TransferQueue and before
 3. SDPO only: the teacher prompt of every sample is built on the driver (sdpo_ext.reprompt) and stored as
    `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]); the worker's loss hook scores the same response tokens
    under that prompt with the teacher weights inside each training micro-batch.
-After the actor update the EMA teacher is advanced (ema mode).
+After the actor update the EMA teacher is advanced (ema mode). Validation adds unbiased pass@k and mean@n over the
+judged samples to verl's metrics.
 
 Registered as verl's "sync" trainer. Without a top-level `sdpo` section in the config it behaves exactly as
 PPOTrainerSync (plain verl configs are untouched).
@@ -36,6 +37,7 @@ from sdpo_ext.recipe_check import check_config_keys
 from sdpo_ext.reprompt import build_teacher_batch
 from sdpo_ext.routing import sample_weights
 from sdpo_ext.sdpo_checks import sdpo_setting_errors
+from sdpo_ext.val_metrics import validation_pass_at_k
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +95,24 @@ class SDPOTrainer(PPOTrainerSync):
         if not self.attempt_log.resume_from(os.path.abspath(folder)):
             logger.warning("checkpoint %s holds no attempt-log run id; attempts restart at 1 under run %s",
                            folder, self.attempt_log.run_id)
+
+    # ------------------------------------------------------------------ validation
+    def _val_metrics_update(self, data_sources, sample_uids, reward_extra_infos_dict, sample_turns,
+                            expected_acc_counts=None) -> dict[str, float]:
+        """verl's validation metrics plus unbiased pass@k and mean@n over the judged samples (sdpo_ext.val_metrics)."""
+        metrics = super()._val_metrics_update(data_sources, sample_uids, reward_extra_infos_dict, sample_turns,
+                                              expected_acc_counts=expected_acc_counts)
+        if self.plugin_config is None:
+            return metrics
+        n = len(sample_uids)
+        scores = reward_extra_infos_dict.get("reward", [None] * n)
+        verdicts = reward_extra_infos_dict.get("verdict", [None] * n)
+        infra = reward_extra_infos_dict.get("infra", [None] * n)
+        # valid: Lean's verdict, or full score from a reward without verdicts (MATH answer checking)
+        valid = [None if s is None else (v == "valid" if v is not None else s >= 1.0) for s, v in zip(scores, verdicts)]
+        metrics.update(validation_pass_at_k([str(d) for d in data_sources], [str(u) for u in sample_uids], valid,
+                                            [bool(x) for x in infra]))
+        return metrics
 
     # ------------------------------------------------------------------ workers
     @property

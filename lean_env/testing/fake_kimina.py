@@ -108,6 +108,7 @@ class FakeKimina:
     import_s: float = 0.0          # simulated header import time
     proof_s: float = 0.0           # simulated body time (plus a rule's delay_s)
     time_scale: float = 1.0        # real seconds per simulated second
+    lean_version: str = "4.9.0"    # LEAN_SERVER_LEAN_VERSION (the real image 2.0.0 defaults to v4.26.0)
     faults: list = field(default_factory=list)
     requests: list[dict] = field(default_factory=list)
     statuses: list[int] = field(default_factory=list)
@@ -118,7 +119,7 @@ class FakeKimina:
     def __post_init__(self) -> None:
         self.pool = ReplPool(rules=self.rules, max_repls=self.max_repls, max_wait_s=self.max_wait_s,
                              max_uses=self.max_uses, import_s=self.import_s, proof_s=self.proof_s,
-                             time_scale=self.time_scale)
+                             time_scale=self.time_scale, lean_version=self.lean_version)
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self._handle)

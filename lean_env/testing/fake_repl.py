@@ -1,7 +1,8 @@
 """A stand-in for `lake exe repl`: the REPL's stdin/stdout framing and JSON shapes, scripted.
 
 Run: python -m lean_env.testing.fake_repl [--import-delay S] [--proof-delay S] [--rules FILE|JSON]
-                                           [--sorry-quote "'"|"`"] [--spawn-child]
+                                           [--sorry-quote "'"|"`"] [--lean-version 4.9.0]
+                                           [--spawn-child]
 Rules may also come from $FAKE_REPL_RULES (a path or inline JSON); see semantics.py.
 Framing as in REPL/Main.lean: a request ends at a whitespace-only line; its lines are
 right-trimmed and joined without newlines; requests starting with `#` or `--` are skipped;
@@ -37,7 +38,8 @@ def _requests(stream):
 
 
 def serve(args: argparse.Namespace) -> int:
-    lean = FakeLean(rules=load_rules(args.rules or os.environ.get("FAKE_REPL_RULES")), sorry_quote=args.sorry_quote)
+    lean = FakeLean(rules=load_rules(args.rules or os.environ.get("FAKE_REPL_RULES")), sorry_quote=args.sorry_quote,
+                    lean_version=args.lean_version)
     out = sys.stdout
     for text in _requests(sys.stdin):
         if text.startswith("#") or text.startswith("--"):
@@ -80,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--proof-delay", type=float, default=0.0, help="seconds per non-import command")
     ap.add_argument("--rules", default=None, help="rules JSON file or inline JSON list")
     ap.add_argument("--sorry-quote", default="`", choices=["`", "'"], help="' before Lean v4.28, ` after")
+    ap.add_argument("--lean-version", default="4.9.0", help="what `#eval Lean.versionString` answers")
     ap.add_argument("--spawn-child", action="store_true", help="serve from a child process (like `lake env`)")
     args = ap.parse_args(argv)
     if args.spawn_child:

@@ -64,6 +64,7 @@ class ReplPool:
     import_s: float = 0.0         # simulated header import time of a fresh REPL
     proof_s: float = 0.0          # simulated body time added to a rule's delay_s
     time_scale: float = 1.0
+    lean_version: str = "4.9.0"   # the server's LEAN_SERVER_LEAN_VERSION, as `#eval Lean.versionString` answers it
     free: list[FakeRepl] = field(default_factory=list)
     busy: set[FakeRepl] = field(default_factory=set)
     started_repls: int = 0
@@ -97,7 +98,7 @@ class ReplPool:
                 if match is not None:
                     self.free.remove(match)
                 elif len(self.free) + len(self.busy) < self.max_repls:
-                    match = FakeRepl(header, FakeLean(rules=self.rules), next(self._uids))
+                    match = FakeRepl(header, FakeLean(rules=self.rules, lean_version=self.lean_version), next(self._uids))
                     self.started_repls += 1
                 if match is not None:
                     self.busy.add(match)

@@ -11,7 +11,8 @@ Without a matching rule a command is valid, except that a literal `sorry` gives 
 and the "declaration uses sorry" warning, `native_decide` adds `Lean.ofReduceBool`, and a
 theorem mentioning a declared `axiom` depends on it. `#print axioms X` answers as Lean does:
 "'X' depends on axioms: [...]" or "Unknown constant `X`"; `#check X` gives "X : Prop" or "Unknown identifier `X`";
-the statement check `#check (rfl : type_of% @_root_.X = type_of% @R)` passes when X is declared and R is an axiom.
+the statement check `#check (rfl : type_of% @_root_.X = type_of% @R)` passes when X is declared and R is an axiom;
+`#eval Lean.versionString` answers the configured `lean_version` as Lean does (`"4.9.0"`, an info message).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ _PRINT = re.compile(r"(?m)^#print axioms\s+(\S+)")
 _CHECK = re.compile(r"(?m)^#check\s+([^\s(]\S*)")
 _STATEMENT_CHECK = re.compile(r"(?m)^#check \(rfl : type_of% @_root_\.(\S+) = type_of% @(\S+)\)")
 _UNUSED = re.compile(r"(?m)^(?:axiom |#check ).*$")   # where a mention of an axiom is no use of it
+_VERSION_QUERY = re.compile(r"(?m)^#eval Lean\.versionString[ \t]*$")
 _SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
 OUTCOMES = {"valid", "error", "sorry", "tactic_sorry", "axiom", "unknown_constant", "repl_error",
             "hang", "crash", "garbage", "forge", "retyped"}
@@ -89,6 +91,7 @@ class FakeLean:
 
     rules: list[Rule] = field(default_factory=list)
     sorry_quote: str = "`"            # "'" before Lean v4.28
+    lean_version: str = "4.9.0"       # what `#eval Lean.versionString` answers (Lean.versionString, no `v`)
     envs: list[dict[str, tuple[str, ...]]] = field(default_factory=list)
     env_axioms: list[set[str]] = field(default_factory=list)
     proof_states: int = 0
@@ -200,6 +203,9 @@ class FakeLean:
                 messages.append(_msg("info", pos, end, f"rfl : type_of% @{m.group(1)} = type_of% @{m.group(1)}"))
             else:
                 messages.append(_msg("error", {"line": pos["line"], "column": 7}, end, "type mismatch\n  rfl"))
+        for m in _VERSION_QUERY.finditer(text):
+            pos = _pos(text, m.start())
+            messages.append(_msg("info", pos, {"line": pos["line"], "column": pos["column"] + 5}, f'"{self.lean_version}"'))
         out: dict[str, Any] = {"env": self._new_env(decls, axioms)}
         if messages:
             out["messages"] = messages

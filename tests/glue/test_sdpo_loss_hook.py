@@ -16,7 +16,7 @@ from verl.workers.config import PolicyLossConfig
 
 from sdpo_ext.config import SDPOActorConfig, SDPOConfig
 from sdpo_ext.loss import divergence, gather_logp, student_topk
-from sdpo_ext.worker import SDPOLoss
+from sdpo_ext.loss_hook import SDPOLoss
 
 VOCAB = 64
 

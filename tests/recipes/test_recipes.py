@@ -278,6 +278,59 @@ def test_every_recipe_writes_to_its_own_run_folder():
     assert {key: names for key, names in folders.items() if len(names) > 1} == {}
 
 
+LEAN_RECIPES = [f"{a}_{m}" for a in ("sdpo", "grpo", "srpo", "sc_sdpo") for m in sorted(MODELS) + ["toy_lean"]]
+
+
+@pytest.mark.parametrize("recipe", LEAN_RECIPES)
+def test_lean_recipes_validate_sampled_as_the_authors_evaluate(recipe):
+    cfg = compose_recipe(recipe)
+    OmegaConf.resolve(cfg)
+    rollout = cfg.actor_rollout_ref.rollout
+    assert rollout.val_kwargs.n >= 4 and rollout.val_kwargs.do_sample
+    assert rollout.val_kwargs.temperature == rollout.temperature > 0
+    assert (rollout.val_kwargs.top_p, rollout.val_kwargs.top_k) == (rollout.top_p, rollout.top_k)
+    # truncation from token counts (reward.verl_manager) for every Lean recipe, SDPO and GRPO alike
+    manager = cfg.reward.reward_manager
+    assert (manager.source, manager.name, manager.module.path) == ("importlib", "LeanRewardManager",
+                                                                    "pkg://reward.verl_manager")
+    # the Lean the statements (DeepSeek's miniF2F/ProofNet copies) need, checked against the backend at start
+    assert cfg.reward.custom_reward_function.reward_kwargs.lean_version == "v4.9.0"
+
+
+def test_greedy_validation_is_one_override_away():
+    cfg = compose_recipe("sdpo_goedel_8b", ("actor_rollout_ref.rollout.val_kwargs.temperature=0",
+                                            "actor_rollout_ref.rollout.val_kwargs.n=1"))
+    OmegaConf.resolve(cfg)
+    assert (cfg.actor_rollout_ref.rollout.val_kwargs.temperature, cfg.actor_rollout_ref.rollout.val_kwargs.n) == (0, 1)
+    assert cfg.actor_rollout_ref.rollout.temperature > 0   # training sampling is untouched
+
+
+# The authors' response budgets (cited in the model parts' comments).
+AUTHOR_BUDGETS = {"goedel_8b": 32768, "qwen3_5_4b": 32768, "deepseek_7b": 8192, "kimina_1_7b": 8096,
+                  "kimina_distill_1_7b": 16384}
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_model_parts_keep_the_authors_budget_and_every_sequence_fits_a_dynamic_batch(model):
+    cfg = compose_recipe(f"sdpo_{model}")
+    OmegaConf.resolve(cfg)
+    longest = cfg.data.max_prompt_length + cfg.data.max_response_length
+    assert cfg.data.max_response_length == AUTHOR_BUDGETS[model]
+    assert cfg.actor_rollout_ref.rollout.response_length == cfg.data.max_response_length
+    for cap in (cfg.actor_rollout_ref.actor.ppo_max_token_len_per_gpu,
+                cfg.actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu,
+                cfg.actor_rollout_ref.ref.log_prob_max_token_len_per_gpu):
+        assert cap >= longest   # verl's seqlen balancing asserts max_token_len >= the longest sequence
+
+
+@pytest.mark.parametrize("model", ["goedel_8b", "qwen3_5_4b"])
+def test_a_shorter_budget_is_one_override_away(model):
+    cfg = compose_recipe(f"sdpo_{model}", ("data.max_response_length=8192",))
+    OmegaConf.resolve(cfg)
+    assert cfg.actor_rollout_ref.rollout.response_length == 8192
+    assert cfg.actor_rollout_ref.actor.ppo_max_token_len_per_gpu == 2048 + 8192
+
+
 @pytest.mark.parametrize("recipe", ["sdpo_kimina_1_7b", "grpo_goedel_8b", "srpo_toy_lean", "sdpo_demo"])
 def test_lean_and_demo_recipes_log_to_the_file_logger_that_sdpo_eval_curves_reads(recipe):
     assert list(compose_recipe(recipe).trainer.logger) == ["console", "file"]

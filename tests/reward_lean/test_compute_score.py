@@ -60,10 +60,12 @@ def test_finish_reason_from_extra_info_and_dict_ground_truth_with_header(answer)
 
 def test_server_down_is_masked_never_scored(monkeypatch, answer):
     fake = FakeKimina(faults=[500] * 100)
-    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg["url"], transport=fake.transport(), backoff_s=0.01, retries=1))
+    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg["url"], transport=fake.transport(), backoff_s=0.01,
+                                                                      restart_wait_s=0.05, max_backoff_s=0.01))
     (d,) = score_all([answer("norm_num")], backend="kimina", backoff_s=0.01)
     _contract(d)
     assert d["verdict"] == "infra" and d["infra"] == 1.0 and d["feedback"] == ""
+    assert fake.statuses and set(fake.statuses) == {500}   # the server answered 500 (not a backend built wrong)
 
 
 def test_kimina_path_and_env_var_selection(monkeypatch, answer):

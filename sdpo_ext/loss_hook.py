@@ -1,0 +1,220 @@
+"""The SDPO loss hook: how verl's FSDP engine calls the SDPO loss for one micro-batch.
+
+verl 0.9.1's `register_policy_loss` sees only per-token log-probs, so a top-K divergence needs the student's logits.
+The FSDP engine hands them to the loss function when a micro-batch carries `distillation_use_topk=True` (the
+logits-processor path of verl's own distillation). `SDPOLoss` is that function: on the first call (student logits)
+it asks the teacher for its logits on the same response tokens and returns the per-token divergence; on the second
+(model outputs) it weights, routes and aggregates the loss and reports the metrics. The teacher itself (weights,
+forward, EMA, checkpoint) lives in `sdpo_ext.worker`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable
+
+import torch
+from tensordict import TensorDict
+
+from verl.trainer.ppo.core_algos import get_policy_loss_fn
+from verl.utils.metric import AggregationType, Metric
+from verl.workers.utils.losses import ppo_loss
+from verl.workers.utils.padding import no_padding_2_padding
+
+from sdpo_ext.alignment import response_logit_rows
+from sdpo_ext.config import SDPOActorConfig
+from sdpo_ext.loss import (
+    aggregate_loss,
+    distillation_loss_matrix,
+    divergence,
+    entropy,
+    full_log_softmax,
+    gather_logp,
+    importance_weights,
+    sampled_token_loss_matrix,
+    student_topk,
+    token_weights,
+)
+
+# rows per fp32 softmax block when measuring entropies (bounds the extra memory to ENTROPY_CHUNK_ROWS x vocab)
+ENTROPY_CHUNK_ROWS = 256
+
+
+def _lengths(nested: torch.Tensor) -> torch.Tensor:
+    return nested.offsets().diff()
+
+
+def _synchronized_clock() -> float:
+    """perf_counter after the GPU queue drained, so a phase's time is the GPU work it issued."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def _with_vanilla_policy_loss(config: SDPOActorConfig) -> SDPOActorConfig:
+    """A copy of the actor config whose policy loss is verl's vanilla PPO clip loss."""
+    return dataclasses.replace(config, policy_loss=dataclasses.replace(config.policy_loss, loss_mode="vanilla"))
+
+
+class SDPOLoss:
+    """Called twice per micro-batch by verl's FSDP engine: first with the student logits (per-token
+    divergence against the teacher), then with the model outputs (aggregated loss + metrics)."""
+
+    def __init__(self, config: SDPOActorConfig, teacher_logits: Callable[[TensorDict, torch.Tensor], torch.Tensor]):
+        self.config = config
+        self.sdpo = config.sdpo
+        # the hybrid's GRPO term: verl's ppo_loss with the vanilla policy loss (loss_mode=sdpo is only a guard)
+        self.grpo_config = _with_vanilla_policy_loss(config) if config.sdpo.uses_policy_gradient else None
+        self.teacher_logits = teacher_logits
+        self._teacher_seconds = 0.0
+
+    def __call__(self, student_logits=None, data=None, model_output=None, dp_group=None):
+        if student_logits is not None:
+            return self.per_token(student_logits, data)
+        return self.loss(model_output, data, dp_group)
+
+    # ---------------------------------------------------------------- per token (logits processor)
+    def per_token(self, student_logits: torch.Tensor, data: TensorDict) -> dict[str, torch.Tensor]:
+        logits = student_logits.squeeze(0)  # (nnz, V), already divided by the rollout temperature
+        nnz = logits.shape[0]
+        responses = data["responses"]
+        response_lens = _lengths(responses)
+        rows = response_logit_rows(_lengths(data["input_ids"]), response_lens).to(logits.device)
+        active = data["sdpo_mask"].to(torch.bool).cpu()
+        sample_of_row = torch.repeat_interleave(torch.arange(len(response_lens)), response_lens.cpu())
+        keep = active[sample_of_row].to(logits.device)
+        zeros = lambda: torch.zeros(nnz, dtype=torch.float32, device=logits.device)  # noqa: E731
+        div_rows, teacher_token_rows, teacher_entropy_rows, student_entropy_rows = zeros(), zeros(), zeros(), zeros()
+        self._teacher_seconds = 0.0
+        if bool(active.any()):
+            labels = torch.cat([r for r, a in zip(responses.unbind(), active.tolist()) if a]).to(logits.device)
+            start = _synchronized_clock()
+            teacher = self.teacher_logits(data, active)
+            self._teacher_seconds = _synchronized_clock() - start
+            if self.sdpo.teacher_temperature != 1.0:
+                teacher = teacher / self.sdpo.teacher_temperature
+            student = logits[rows[keep]]
+            div, teacher_token = self._divergence(student, teacher, labels)
+            div_rows = div_rows.index_put((rows[keep],), div.float())
+            teacher_token_rows[rows[keep]] = teacher_token.float()
+            teacher_entropy_rows[rows[keep]] = entropy(teacher, ENTROPY_CHUNK_ROWS)
+            student_entropy_rows[rows[keep]] = entropy(student, ENTROPY_CHUNK_ROWS)
+        return {
+            "sdpo_divergence": div_rows.unsqueeze(0),
+            "sdpo_teacher_token_logp": teacher_token_rows.unsqueeze(0),
+            "sdpo_teacher_entropy": teacher_entropy_rows.unsqueeze(0),
+            "sdpo_student_entropy": student_entropy_rows.unsqueeze(0),
+        }
+
+    def _divergence(self, student: torch.Tensor, teacher: torch.Tensor, labels: torch.Tensor):
+        """(per-row divergence, teacher log-prob of the sampled token) on the chosen support."""
+        labels = labels.unsqueeze(-1)
+        teacher_token = gather_logp(teacher, labels).squeeze(-1).detach()
+        mode = self.sdpo.distillation_mode
+        if mode == "token":
+            return torch.zeros_like(teacher_token), teacher_token
+        if mode == "full":
+            student_logp = full_log_softmax(student)
+            teacher_logp = full_log_softmax(teacher).detach()
+        else:
+            student_logp, ids = student_topk(student, self.sdpo.topk)
+            teacher_logp = gather_logp(teacher, ids).detach()
+        return divergence(student_logp, teacher_logp, self.sdpo.alpha, add_tail=self.sdpo.add_tail), teacher_token
+
+    # ---------------------------------------------------------------- loss (after the forward)
+    def loss(self, model_output: dict, data: TensorDict, dp_group=None):
+        cfg = self.config
+        log_prob = no_padding_2_padding(model_output["log_probs"], data)
+        fields = ["response_mask", "old_log_probs"] + (["rollout_is_weights"] if "rollout_is_weights" in data else [])
+        if self.sdpo.variant == "srpo":
+            fields.append("advantages")
+        padded = data.select(*fields).to_padded_tensor()
+        response_mask = padded["response_mask"].to(log_prob.dtype)
+        is_weights = importance_weights(log_prob, padded["old_log_probs"], self.sdpo.is_clip, padded.get("rollout_is_weights"))
+        sample_mask = data["sdpo_mask"].to(log_prob.device)
+        distill_weight = data["sdpo_distill_weight"].to(log_prob.device, torch.float32)
+        teacher_token = no_padding_2_padding(model_output["sdpo_teacher_token_logp"], data)
+        teacher_entropy = no_padding_2_padding(model_output["sdpo_teacher_entropy"], data)
+        student_entropy = no_padding_2_padding(model_output["sdpo_student_entropy"], data)
+        token_weight = token_weights(teacher_entropy, student_entropy, self.sdpo.token_weighting,
+                                     response_mask * sample_mask[:, None], self.sdpo.entropy_weight_beta)
+        weights = is_weights * token_weight * distill_weight[:, None]
+        if self.sdpo.distillation_mode == "token":
+            loss_mat = sampled_token_loss_matrix(log_prob, teacher_token, weights, sample_mask)
+        else:
+            divergence_mat = no_padding_2_padding(model_output["sdpo_divergence"], data)
+            loss_mat = distillation_loss_matrix(divergence_mat, weights, sample_mask)
+
+        global_info = {
+            "dp_size": data["dp_size"],
+            "batch_num_tokens": data["batch_num_tokens"],
+            "global_batch_size": data["global_batch_size"],
+            "loss_scale_factor": cfg.loss_scale_factor,
+        }
+        sdpo_loss = aggregate_loss(loss_mat, response_mask, cfg.loss_agg_mode, **global_info)
+        summed = global_info["dp_size"] > 1 or any(v is not None for k, v in global_info.items() if k != "dp_size")
+        aggregation = AggregationType.SUM if summed else AggregationType.MEAN
+        metrics = self._metrics(log_prob, teacher_token, teacher_entropy, student_entropy, token_weight, is_weights,
+                                response_mask, sample_mask, distill_weight)
+        metrics["sdpo/loss"] = Metric(value=sdpo_loss, aggregation=aggregation)
+        if self.sdpo.distillation_mode != "token":
+            active_tokens = response_mask * sample_mask.unsqueeze(-1)
+            metrics["sdpo/divergence_mean"] = _masked_mean(divergence_mat, active_tokens)
+
+        total = sdpo_loss
+        if self.sdpo.grpo_weight > 0:
+            grpo_loss, grpo_metrics = ppo_loss(self.grpo_config, model_output, data, dp_group)
+            total = self.sdpo.grpo_weight * grpo_loss + (1.0 - self.sdpo.grpo_weight) * sdpo_loss
+            metrics.update(grpo_metrics)
+        elif self.sdpo.variant == "srpo":
+            pg_weight = data["sdpo_pg_weight"].to(log_prob.device, torch.float32)
+            pg_loss, pg_metrics = self._routed_policy_gradient(log_prob, padded, pg_weight, global_info)
+            total = pg_loss + sdpo_loss
+            metrics.update(Metric.from_dict(pg_metrics, aggregation=AggregationType.MEAN))
+            metrics["sdpo/pg_loss"] = Metric(value=pg_loss, aggregation=aggregation)
+        metrics["actor/pg_loss"] = Metric(value=total, aggregation=aggregation)
+        return total, metrics
+
+    def _routed_policy_gradient(self, log_prob, padded, pg_weight: torch.Tensor, global_info: dict):
+        """SRPO's policy-gradient term: verl's vanilla PPO-clip loss on the GRPO advantages times the per-sample routing
+        weight (1 for every valid sample not routed to distillation; 0 for the distilled and infra samples, which still
+        count in the normaliser)."""
+        self.grpo_config.global_batch_info.update(global_info)
+        return get_policy_loss_fn("vanilla")(
+            old_log_prob=padded["old_log_probs"],
+            log_prob=log_prob,
+            advantages=padded["advantages"] * pg_weight[:, None],
+            response_mask=padded["response_mask"].to(torch.bool),
+            loss_agg_mode=self.config.loss_agg_mode,
+            config=self.grpo_config,
+            rollout_is_weights=padded.get("rollout_is_weights"),
+        )
+
+    def _metrics(self, log_prob, teacher_token, teacher_entropy, student_entropy, token_weight, is_weights,
+                 response_mask, sample_mask, distill_weight) -> dict:
+        """Means over the distilled tokens (response tokens of samples with a teacher signal), plus the final token
+        of each distilled sample (its end-of-turn token unless the reply was cut at the length limit)."""
+        active_tokens = response_mask * sample_mask.unsqueeze(-1)
+        final = torch.zeros_like(response_mask)
+        lengths = response_mask.sum(-1).long()
+        rows = (lengths > 0).nonzero().squeeze(-1)
+        final[rows, lengths[rows] - 1] = 1.0
+        final_active = final * active_tokens
+        gap = teacher_token - log_prob.detach()
+        return {
+            "sdpo/teacher_minus_student_token_logp": _masked_mean(gap, active_tokens),
+            "sdpo/teacher_minus_student_final_token_logp": _masked_mean(gap, final_active),
+            "sdpo/teacher_entropy": _masked_mean(teacher_entropy, active_tokens),
+            "sdpo/student_entropy": _masked_mean(student_entropy, active_tokens),
+            "sdpo/teacher_flatter_fraction": _masked_mean((teacher_entropy > student_entropy).float(), active_tokens),
+            "sdpo/token_weight_mean": _masked_mean(token_weight, active_tokens),
+            "sdpo/is_weight_mean": _masked_mean(is_weights, response_mask),
+            "sdpo/active_sample_fraction": sample_mask.float().mean().item(),
+            "sdpo/distill_weight_mean": distill_weight.mean().item(),
+            # wall time of the teacher forward in this micro-batch, summed over micro-batches
+            "timing_s/sdpo_teacher_forward": Metric(value=self._teacher_seconds, aggregation=AggregationType.SUM),
+        }
+
+
+def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> float:
+    return float((values * mask).sum().item() / mask.sum().clamp_min(1.0).item())
