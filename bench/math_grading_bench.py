@@ -21,14 +21,14 @@ import logging
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "reward_math"))
 sys.path.insert(0, str(ROOT))
 
-from grading_cases import CASES, Case  # noqa: E402
+from grading_cases import CASES, Case
 
 
 def ours(case: Case) -> bool:

@@ -14,7 +14,8 @@ evaluated as code.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from reward.math_grader import DEFAULT_TIMEOUT_S, grade
 

@@ -141,9 +141,8 @@ def _sentence_end(text: str, start: int) -> int:
             depth += 1
         elif c == "}":
             depth = max(0, depth - 1)
-        elif c == "\n" and (not dollars or text.startswith("\n\n", i)):
-            return i
-        elif c == "." and not dollars and depth == 0 and (i + 1 == n or text[i + 1].isspace()):
+        elif (c == "\n" and (not dollars or text.startswith("\n\n", i))) or \
+                (c == "." and not dollars and depth == 0 and (i + 1 == n or text[i + 1].isspace())):
             return i
         i += 1
     return n

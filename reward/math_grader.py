@@ -105,7 +105,10 @@ class _Worker:
         self.process.kill()
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
-            stream.close()
+            try:
+                stream.close()
+            except OSError:  # stdin's buffered bytes cannot be flushed into a dead process
+                pass
 
 
 class GradingPool:
