@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from sdpo_data.sources import load_records
 from reward.math_answer import last_box_group
+from sdpo_data.sources import load_records
 
 HF_DATASET = "EleutherAI/hendrycks_math"
 MATH_SUBJECTS = ("algebra", "counting_and_probability", "geometry", "intermediate_algebra", "number_theory",

@@ -4,6 +4,7 @@
 - Newcombe (1998, "Improved confidence intervals for the difference between binomial proportions
   based on paired data", method 10) interval for the difference of two paired proportions.
 - Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k / i).
+- Percentile bootstrap interval of a mean (resampling the units, e.g. problems, with replacement).
 - discovery@k: fraction of problems whose first valid attempt has index <= k (averaged over runs
   when a problem has several), with a percentile bootstrap over problems.
 """
@@ -82,6 +83,19 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+def bootstrap_mean_interval(values: Sequence[float], confidence: float = 0.95, n_boot: int = 2000,
+                            seed: int = 0) -> tuple[float, float]:
+    """Percentile-bootstrap (low, high) of mean(values), resampling the values with replacement; (0, 1) if empty."""
+    _z(confidence)
+    if not values:
+        return 0.0, 1.0
+    data = np.asarray(values, dtype=float)
+    means = data[np.random.default_rng(seed).integers(0, data.size, size=(n_boot, data.size))].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return float(low), float(high)
 
 
 Run = tuple  # (first valid attempt index, 1-based, or None; attempts judged in the run)
