@@ -31,6 +31,10 @@ _PHRASE = re.compile(
 _PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\bis\b)*")
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+?)\$", re.DOTALL)
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?%?|-?\.\d+")
+_STATES = re.compile(r"\b(?:is|are|was|were|equals|gives|get|got|makes|totals)\b|=", re.IGNORECASE)
+_STATED_WORD = re.compile(r"\b(?:is|are|was|were|equals)\s+(zero|one|two|three|four|five|six|seven|eight|nine|ten|"
+                          r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)"
+                          r"\s*[.!]?\s*$", re.IGNORECASE)
 _LAST_WORD_IS = re.compile(r".*(?:\bis\b|=|\bare\b|\bequals\b)\s*(?::\s*)?", re.DOTALL)
 _JOIN_TOKEN = re.compile(
     r"\s+|[,;.$&]|\\[()\[\]]|\\\\|\\q?quad\b|\\[,;:! ]|~|\\text\{[^{}]{0,30}\}|\\(?:mbox|textnormal)\{[^{}]{0,30}\}"
@@ -201,7 +205,8 @@ def _last_sentence_start(text: str) -> int:
 def trailing_formula(text: str) -> str | None:
     """The last formula, or else the number, of the reply's last sentence, when that sentence is finished (ends in
     '.', '!' or a display formula) and the formula or number closes it (at most three words follow) or is its only
-    number."""
+    number and follows a verb that states it ("there are 12 sequences that ..."); a sentence that ends "is six." gives
+    the number word."""
     body = text.rstrip()[-_TAIL:]
     if not body or not (body.endswith((".", "!", "\\]", "$")) or body[-1].isdigit()):
         return None
@@ -212,9 +217,13 @@ def trailing_formula(text: str) -> str | None:
         if "=" in formula and "," not in formula:
             formula = formula.rsplit("=", 1)[1].strip()
         return formula.rstrip(".,;").strip() or None
+    word = _STATED_WORD.search(body, start)
+    if word:
+        return word.group(1).lower()
     numbers = list(_NUMBER.finditer(body, start))
     closing = [m for m in numbers if _closes_sentence(body[m.end():])]
-    chosen = closing[-1] if closing else numbers[0] if len(numbers) == 1 else None
+    stated = len(numbers) == 1 and _STATES.search(body[start:numbers[0].start()])
+    chosen = closing[-1] if closing else numbers[0] if stated else None
     return chosen.group(0).rstrip(",") if chosen else None
 
 

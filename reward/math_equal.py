@@ -15,7 +15,8 @@ Deliberate normalisations (MATH's conventions; each is a departure from plain ma
 - repeating decimals: "0.\overline{45}" = 5/11 (math-verify parses the prefix "0");
 - a leading "x \in" is dropped ("x \in [1,2]" = [1,2]); "x = 5" = 5 and sets = relations ("x > 3" = (3, \infty))
   are math-verify's own rules;
-- text answers ("\text{Evelyn}", "(C)", "odd") compare as lower-case text, never as products of symbols.
+- text answers ("\text{Evelyn}", "(C)", "odd") compare as lower-case text, never as products of symbols; an answer
+  that is one number word ("six", "twelve") is that number.
 """
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _REPEATING = re.compile(r"(-?)(\d*)\.(\d*)\\overline\{(\d+)\}")
 _TEXT_ONLY = re.compile(rf"^(?:{_TEXT_GROUP}|[A-Za-z ,.'()-])+$")
 _WORD = re.compile(r"(?<!\\)\b[A-Za-z]{2,}\b")
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split())}
 
 
 def _repeating_to_fraction(match: re.Match) -> str:
@@ -83,7 +87,8 @@ def canonical(answer: str) -> str:
         text = text.replace(",", "")
     text = _REPEATING.sub(_repeating_to_fraction, text)
     text = re.sub(r",(?:\s*,)+", ",", text)
-    return re.sub(r"\s+", " ", text).strip(" ,")
+    text = re.sub(r"\s+", " ", text).strip(" ,")
+    return _NUMBER_WORDS.get(text.lower(), text)
 
 
 def has_percent(answer: str) -> bool:
