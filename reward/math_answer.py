@@ -231,6 +231,12 @@ def _closes_sentence(rest: str) -> bool:
     return bool(re.fullmatch(r"[\s.,;!*]*(?:[A-Za-z]+[\s.,;!*]*){0,3}", rest))
 
 
+def reference_answer(reference: str) -> str:
+    """The reference as given, or its final box group when it is a worked solution ("... so $\\boxed{20}$ percent.")."""
+    group = last_box_group(reference)
+    return group[1] if group and group[1] else reference
+
+
 def final_answer(reply: str | None) -> str | None:
     """The answer `reply` commits to (see the module docstring), or None."""
     if not reply:

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reward.math_answer import final_answer
+from reward.math_answer import final_answer, reference_answer
 
 log = logging.getLogger(__name__)
 
@@ -173,13 +173,13 @@ def shared_pool() -> GradingPool:
 
 def grade(reply: str | None, reference: str, timeout_s: float = DEFAULT_TIMEOUT_S,
           pool: GradingPool | None = None) -> Grade:
-    """Grade one reply against a reference answer (a `\\boxed{..}` around the reference is accepted)."""
+    """Grade one reply against a reference answer (a worked solution gives its final box group)."""
     if not isinstance(reference, str) or not reference.strip():
         return Grade("bad_task")
     extracted = final_answer(reply if isinstance(reply, str) else None)
     if extracted is None:
         return Grade("no_answer")
-    status, equal, key = (pool or shared_pool()).compare(extracted, reference, timeout_s)
+    status, equal, key = (pool or shared_pool()).compare(extracted, reference_answer(reference), timeout_s)
     if status != "ok":
         return Grade(status, extracted)
     return Grade("valid" if equal else "wrong", extracted, key)

@@ -219,6 +219,30 @@ MATH_VERIFY = [
     Case("math-verify", "12:00", r"So $\boxed{1:00}$.", False),
     Case("math-verify", "4", r"So $\boxed{4\sqrt{2}}$.", False),
     Case("math-verify", "f(x)", r"So $\boxed{f(y)}$.", False, "strict variables"),
+    Case("math-verify", r"$\boxed{1}\boxed{2}$", r"$\boxed{1,2}$", True, "boxed reference"),
+    Case("math-verify", r"\(\boxed{1}\) and \(\boxed{-2}\).", r"$\boxed{-2,1}$.", True, "two boxes in the reference"),
+    Case("math-verify", "$1$ and $2$ and $3$", r"$\boxed{1,2,3}$", True),
+    Case("math-verify", r"$$\boxed{2}, \boxed{3}, \boxed{5}, \boxed{7}, \boxed{13}$$", "$${2, 3, 5, 7, 13}$$", True),
+    Case("math-verify", "$${1,2,3}$$", r"\boxed{1} and \boxed{2} and \boxed{3}", True),
+    Case("math-verify", "$(3,1)$", "${1,3}$", False),
+    Case("math-verify", r"Let $x$ be the share of children. Then $x=\frac{1}{4}(1-x)$, so $x=1/5$, or $\boxed{20}$ "
+         "percent.", r"so the share is $\boxed{20 \%}$.", True, "the reference is a worked solution"),
+    Case("math-verify", "Its discriminant is negative between the roots, so the solution is:\n\n\\[ \\boxed{[-2, 7]} "
+         "\\]", r"$x \in [-2,7]$", True, "worked-solution reference, set-membership reply"),
+    Case("math-verify", r"$-2 \le x \le 7$", r"$x \in [-2,7]$", True),
+    Case("math-verify", r"$1\leq|z|\leq \frac{3}{2}$",
+         r"$z \in \left[-\frac{3}{2}, -1\right] \cup \left[1, \frac{3}{2}\right]$", True),
+    Case("math-verify", r"$(11,7)or(7,11)$", r"$\boxed{(7,11),\ (11,7)}$", True),
+    Case("math-verify", r"$x_{1}=\frac{1}{2}+\frac{31\sqrt{5}}{216},\quad x_{2}=\frac{1}{2}-\frac{31\sqrt{5}}{216}$",
+         r"$\boxed{\dfrac{108 + 31\sqrt{5}}{216}} \quad \text{and} \quad \boxed{\dfrac{108 - 31\sqrt{5}}{216}}$",
+         True, "two boxed roots"),
+    Case("math-verify", r"$y_{1}=-2 x^{2}+4 x+3, y_{2}=3 x^{2}+12 x+10$",
+         r"\($y_1 = \boxed{-2(x - 1)^2 + 5} \) and \( y_2 = \boxed{3(x + 2)^2 - 2} \) ", True),
+    Case("math-verify", r"$$(3, 3), (1, 1)$$", r"$$\boxed{(3, 3)} \text{ for part (a) and } \boxed{(1, 1)}$$", True),
+    Case("math-verify", r"$$x = \frac{1}{2}, x = \frac{-1 \pm \sqrt{13}}{4}$$",
+         r"$$\boxed{x = \frac{1}{2}, x = \frac{-1 \pm \sqrt{13}}{4}}$$", True),
+    Case("math-verify", r"$$\text{The midpoints form a regular hexagon}$$",
+         r"$$\text{The midpoints form a regular hexagon}$$", True, "a sentence answer"),
 ]
 
 LM_EVAL = [

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reward.math_answer import final_answer
+from reward.math_answer import final_answer, reference_answer
 from reward.math_equal import answers_equal
 
 _spec = importlib.util.spec_from_file_location("grading_cases", Path(__file__).with_name("grading_cases.py"))
@@ -17,7 +17,7 @@ CASES = grading_cases.CASES
 
 def _verdict(case) -> bool:
     extracted = final_answer(case.reply)
-    return extracted is not None and answers_equal(extracted, case.reference)
+    return extracted is not None and answers_equal(extracted, reference_answer(case.reference))
 
 
 def test_table_covers_every_public_suite_and_both_verdicts():

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from reward.math_answer import boxes, final_answer, last_box_group, matching_braces, visible_reply
+from reward.math_answer import (boxes, final_answer, last_box_group, matching_braces, reference_answer,
+                                visible_reply)
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -85,3 +86,14 @@ def test_extraction_is_linear_time(reply):
     final_answer(reply)
     final_answer(reply * 2)
     assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize("reference, answer", [
+    ("7", "7"),
+    (r"\boxed{7}", "7"),
+    (r"Solving, $x = 1/5$, or $\boxed{20}$ percent.", "20"),
+    (r"\(\boxed{1}\) and \(\boxed{-2}\).", "1, -2"),
+    (r"\boxed{}", r"\boxed{}"),
+])
+def test_reference_answer(reference, answer):
+    assert reference_answer(reference) == answer
