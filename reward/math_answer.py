@@ -113,13 +113,13 @@ def last_box_group(text: str) -> tuple[int, str] | None:
     found = boxes(text)
     if not found:
         return None
-    group = [found[-1]]
+    group = [found[-1]]  # newest first
     for box in reversed(found[:-1]):
-        if box[1] > group[0][0] or not _is_joiner(text[box[1]:group[0][0]]):
+        if box[1] > group[-1][0] or not _is_joiner(text[box[1]:group[-1][0]]):
             break
-        group.insert(0, box)
-    contents = list(dict.fromkeys(content for _, _, content in group if content))
-    return group[0][0], ", ".join(contents)
+        group.append(box)
+    contents = list(dict.fromkeys(content for _, _, content in reversed(group) if content))
+    return group[-1][0], ", ".join(contents)
 
 
 def _sentence_end(text: str, start: int) -> int:

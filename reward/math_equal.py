@@ -47,8 +47,8 @@ _REPEATING = re.compile(r"(-?)(\d*)\.(\d*)\\overline\{(\d+)\}")
 _TEXT_ONLY = re.compile(rf"^(?:{_TEXT_GROUP}|[A-Za-z ,.'()-])+$")
 _WORD = re.compile(r"(?<!\\)\b[A-Za-z]{2,}\b")
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-    "eighteen nineteen twenty".split())}
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
 
 
 def _repeating_to_fraction(match: re.Match) -> str:

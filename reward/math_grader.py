@@ -1,7 +1,8 @@
 """Time-limited MATH grading: extraction in the caller, equivalence in worker processes that can be killed.
 
-Contract: `grade(reply, reference, timeout_s)` returns within about `timeout_s` seconds (plus a worker's start-up,
-which is not counted) from any thread, event loop or process, whatever the reply holds. A comparison that runs past
+Contract: `grade(reply, reference, timeout_s)` returns within about `timeout_s` seconds (plus waiting for a free
+worker and a worker's start-up, which are not counted) from any thread, event loop or process, whatever the reply
+holds. A comparison that runs past
 its limit kills its worker process and comes back as verdict "timeout", an infra result: masked, never scored 0.
 
 Why processes: sympy can run for hours on `9^{9^{9^9}}` while holding the GIL, and math-verify's own limit is

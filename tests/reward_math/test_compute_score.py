@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reward.math import compute_score
 
@@ -40,3 +42,16 @@ def test_options_are_checked():
     with pytest.raises(ValueError, match="timeout_s"):
         compute_score("math", r"\boxed{1}", "1", timeout_s=0)
     compute_score("math", r"\boxed{1}", "1", reward_router_address=None)  # verl's own keyword
+
+
+_piece = st.sampled_from(["\\boxed{", "}", "{", "\\frac", "\\sqrt", "^", "x", "2", "-", "\\%", "\\text{ cm}", "(", ")", ",",
+                          "\\overline{3}", "0.", "\\mathrm{i}", "=", "\\in", "[", "]", "\\infty", "<think>", "</think>"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_piece, max_size=16).map("".join), st.lists(_piece, max_size=8).map("".join))
+def test_never_raises_and_keeps_the_contract(reply, truth):
+    out = compute_score("math", "So \\boxed{" + reply + "}", truth, timeout_s=2)
+    assert {k: type(v) for k, v in out.items()} == KEYS
+    assert out["verdict"] in ("valid", "wrong", "no_answer", "timeout", "infra", "bad_task")
+    assert out["infra"] == float(out["verdict"] in ("timeout", "infra", "bad_task"))

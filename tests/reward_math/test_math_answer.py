@@ -4,9 +4,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from reward.math_answer import (boxes, final_answer, last_box_group, matching_braces, reference_answer,
-                                visible_reply)
+from reward.math_answer import boxes, final_answer, last_box_group, matching_braces, reference_answer, visible_reply
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -79,6 +80,7 @@ def test_final_answer(reply, answer):
     "$$" * 20_000 + "x",
     "Final Answer: " * 20_000,
     "{" * 50_000 + "\\boxed{1}",
+    "\\boxed{1} and " * 20_000,
     ("The answer is " + "1" * 10 + " and ") * 5_000,
 ])
 def test_extraction_is_linear_time(reply):
@@ -97,3 +99,15 @@ def test_extraction_is_linear_time(reply):
 ])
 def test_reference_answer(reference, answer):
     assert reference_answer(reference) == answer
+
+
+_fragment = st.sampled_from(["<think>", "</think>", "\\boxed{", "\\boxed ", "\\fbox{", "}", "{", "\\{", "$", "$$", "\\[",
+                             "\\]", "Final Answer:", "The answer is", "Answer:", "**", " is ", "=", ".", "\n", "\n\n", "7",
+                             "-3.5", "\\frac{1}{2}", "x", "<|im_end|>", "I hope it is correct.", "and", ","])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_fragment, max_size=30).map("".join))
+def test_final_answer_never_raises_and_returns_text_of_the_reply(reply):
+    answer = final_answer(reply)
+    assert answer is None or (isinstance(answer, str) and answer.strip())
