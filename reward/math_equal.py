@@ -16,7 +16,7 @@ Deliberate normalisations (MATH's conventions; each is a departure from plain ma
 - a leading "x \in" is dropped ("x \in [1,2]" = [1,2]); "x = 5" = 5 and sets = relations ("x > 3" = (3, \infty))
   are math-verify's own rules;
 - text answers ("\text{Evelyn}", "(C)", "odd") compare as lower-case text, never as products of symbols; an answer
-  that is one number word ("six", "twelve") is that number.
+  that is one number word ("six", "twelve") is that number; two bare letters are equal only with the same case.
 """
 from __future__ import annotations
 
@@ -131,6 +131,8 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
     pred, ref = canonical(prediction), canonical(reference)
     if re.sub(r"\s", "", pred) == re.sub(r"\s", "", ref):
         return True
+    if re.fullmatch(r"[A-Za-z]", pred) and re.fullmatch(r"[A-Za-z]", ref):
+        return False  # two different letters (x and X are different variables; math-verify ignores the case)
     if _is_text(pred) or _is_text(ref):
         return _text_form(pred) is not None and _text_form(pred) == _text_form(ref)
     golds, guesses = [ref], [pred]

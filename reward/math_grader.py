@@ -55,10 +55,11 @@ class Grade:
 def _serve() -> None:
     """Worker loop over stdin/stdout JSON lines: {"prediction", "reference"} -> {"equal", "key"} | {"error"}."""
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns that its own (SIGALRM) limit is off
+    protocol, sys.stdout = sys.stdout, sys.stderr  # a library's print() must not corrupt the reply lines
     from reward.math_equal import answers_equal, canonical
 
     answers_equal("1/2", "0.5")  # import sympy and latex2sympy before saying ready
-    print("ready", flush=True)
+    print("ready", file=protocol, flush=True)
     for line in sys.stdin:
         try:
             request = json.loads(line)
@@ -66,7 +67,7 @@ def _serve() -> None:
                      "key": canonical(request["prediction"])}
         except Exception as e:  # reported to the caller as infra; the worker lives on
             reply = {"error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(reply), flush=True)
+        print(json.dumps(reply), file=protocol, flush=True)
 
 
 class _Worker:
@@ -145,7 +146,10 @@ class GradingPool:
                 return "infra", False, None
             with self._lock:
                 self._idle.append(worker)
-        reply = json.loads(line)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            reply = {"error": f"unreadable worker reply {line[:200]!r}"}
         if "error" in reply:
             log.warning("math grading failed (masked as infra): %s", reply["error"])
             return "infra", False, None

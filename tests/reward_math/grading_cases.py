@@ -458,7 +458,9 @@ NEAR_MISSES = [
          "assistant\nYou are right, the answer is \\boxed{42}.", False, "a turn the model made up does not count"),
 ]
 
-# Written after the grader, as a check on cases it was not tuned on (all passed but one, since fixed or dropped).
+# Written after the grader, as a check on cases it was not tuned on. Of the first 88, 85 passed; the others: "3:2"
+# against 1.5 (dropped as ambiguous), X against x (math-verify ignores a letter's case; fixed, kept) and
+# 10^{10^{10}} against 10 (a grading timeout, infra by design; left to test_math_grader.py).
 HELD_OUT = [
     Case("math-verify", "189", "So area is (15+27)/2*9=189.\n\n**Final Answer**\n\\boxed{189}\n</think>\n\nUsing the shoelace formula:\n\\[\n\\text{Area} = \\frac{1}{2} |378 - 0| = 189\n\\]\n\nThus, the area of the trapezoid is \\(\\boxed{189}\\) square centimeters.", True),
     Case("math-verify", "120", "The base area is 30 and the height is 4. The volume of the prism is $5 \\times 6 \\times 4 = 120$.", True),
@@ -543,6 +545,7 @@ HELD_OUT = [
     Case("adversarial", "0", "So the answer is $\\boxed{0.0000001}$.", False),
     Case("adversarial", "1", "so the answer is \\boxed{\\sin^2 x + \\cos^2 x}.", True),
     Case("adversarial", "y", "The final answer is $\\boxed{x}$.", False),
+    Case("adversarial", "x", "so the answer is \\boxed{X}.", False, "a different variable"),
     Case("adversarial", "3", "The final answer is 3 or 4, I am not sure.", False),
 ]
 
