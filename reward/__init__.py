@@ -1,4 +1,6 @@
 """verl reward functions: `reward.lean` (Lean proofs) and `reward.math` (MATH answers).
 
+MATH grading is split in three: `math_answer` (the reply's final answer; pure, linear time), `math_equal` (answer
+equivalence; sympy), `math_grader` (equivalence in killable worker processes with a hard time limit).
 Import the submodule you need; this package imports nothing heavy on its own.
 """

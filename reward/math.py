@@ -1,19 +1,40 @@
-"""verl `compute_score` for MATH-style answers (same extraction and grader as `sdpo_eval.math_eval`).
+r"""verl `compute_score` for MATH-style answers (the grader of `sdpo_eval.math_eval` too).
 
-Returns {"score": 1.0 | 0.0, "extracted": the model's final answer or ""}. `ground_truth` is the
-reference answer string (a `\\boxed{...}` around it is also accepted). Grading is symbolic
-(math-verify); model output is never evaluated as code.
+Return contract (same keys and types for every call and every input; verl stacks them across the batch):
+  score      1.0 the final answer equals the reference, else 0.0 (0.0 placeholder for infra, which is masked)
+  verdict    valid | wrong | no_answer | timeout | infra | bad_task (`reward.math_grader.Grade`)
+  infra      1.0 when the sample must be masked out of training: the comparison ran past `timeout_s`, the grading
+             worker failed, or the ground truth is empty (a data error). The trainer masks these samples.
+  feedback   text for the SDPO teacher ("" when correct and for infra); it never contains the reference
+  extracted  the reply's final answer ("" when it has none)
+  pred       the normalised final answer: verl's maj@N vote key
+`ground_truth` is the reference answer string (a `\boxed{..}` around it is accepted). Options, through verl's
+`reward.custom_reward_function.reward_kwargs`: `timeout_s` (the hard limit per comparison). Model output is never
+evaluated as code.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from sdpo_eval.answers import grade, last_boxed
+from reward.math_grader import DEFAULT_TIMEOUT_S, grade
+
+_VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
+_FEEDBACK = {
+    "no_answer": "Your reply does not state a final answer. End with the final answer in a box, \\boxed{...}.",
+    "wrong": "Your final answer {} is incorrect.",
+}
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping | None = None,
-                  **kwargs: Any) -> dict[str, Any]:
-    reference = str(ground_truth)
-    reference = last_boxed(reference) or reference
-    correct, extracted = grade(solution_str if isinstance(solution_str, str) else "", reference)
-    return {"score": 1.0 if correct else 0.0, "extracted": extracted or ""}
+                  timeout_s: float = DEFAULT_TIMEOUT_S, **kwargs: Any) -> dict[str, Any]:
+    unknown = set(kwargs) - _VERL_KWARGS
+    if unknown:
+        raise ValueError(f"unknown MATH reward option(s) {sorted(unknown)}; known: ['timeout_s']")
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
+        raise ValueError(f"MATH reward option timeout_s must be a positive number, got {timeout_s!r}")
+    reference = ground_truth if isinstance(ground_truth, str) else ("" if ground_truth is None else str(ground_truth))
+    result = grade(solution_str if isinstance(solution_str, str) else None, reference, float(timeout_s))
+    feedback = _FEEDBACK.get(result.verdict, "").replace("{}", result.extracted or "")
+    return {"score": 1.0 if result.correct else 0.0, "verdict": result.verdict, "infra": 1.0 if result.infra else 0.0,
+            "feedback": feedback, "extracted": result.extracted or "", "pred": result.key or result.extracted or ""}

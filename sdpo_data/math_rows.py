@@ -1,16 +1,18 @@
 """MATH (Hendrycks et al. 2021, EleutherAI/hendrycks_math) problems and their verl rows.
 
-The reference answer is the last `\\boxed{...}` of the reference solution (as in the MATH paper's
-grading). Records without one are excluded and counted. Local JSONL records need `problem` and either
-`answer` or `solution`; `type`/`subject` and `level` are optional.
+The reference answer is the record's `answer`, else the final box(es) of its reference solution (as in the MATH
+paper's grading). Records without one are excluded and counted. Local records need `problem` and either `answer` or
+`solution`; the rest is optional: `type` (MATH) or `subject` (MATH-500, display names such as "Counting &
+Probability" are mapped to the config names), `level` ("Level 3" or 3), `id` or `unique_id` (MATH-500).
+A record without a subject gets "unknown" and is kept unless subjects are selected.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from reward.math_answer import last_box_group
 from sdpo_data.sources import read_input
-from sdpo_eval.answers import last_boxed
 
 HF_DATASET = "EleutherAI/hendrycks_math"
 MATH_SUBJECTS = ("algebra", "counting_and_probability", "geometry", "intermediate_algebra", "number_theory",
@@ -31,10 +33,10 @@ class MathProblem:
     solution: str
 
 
-def parse_subjects(text: str | None) -> tuple[str, ...]:
-    """Comma-separated subjects (or 'all' / None for all seven); unknown names raise."""
+def parse_subjects(text: str | None) -> tuple[str, ...] | None:
+    """Comma-separated subjects, or None for 'all' (every record; all seven configs on the hub); unknown names raise."""
     if not text or text == "all":
-        return MATH_SUBJECTS
+        return None
     subjects = tuple(s.strip() for s in text.split(",") if s.strip())
     unknown = [s for s in subjects if s not in MATH_SUBJECTS]
     if unknown:
@@ -50,31 +52,37 @@ def to_problems(records: Iterable[dict[str, Any]], default_subject: str | None =
         problem = record.get("problem")
         solution = record.get("solution") or ""
         answer = record.get("answer")
-        answer = str(answer) if answer is not None and str(answer).strip() else last_boxed(solution)
-        subject = record.get("subject") or _SUBJECT_OF_TYPE.get(record.get("type", ""), record.get("type")) \
-            or default_subject or "unknown"
+        if answer is None or not str(answer).strip():
+            boxed = last_box_group(solution) if isinstance(solution, str) else None
+            answer = boxed[1] if boxed else None
+        raw_subject = record.get("subject") or record.get("type")
+        subject = _SUBJECT_OF_TYPE.get(raw_subject, raw_subject) if raw_subject else default_subject or "unknown"
         if not isinstance(problem, str) or not problem.strip():
             excluded.append((index, "missing problem"))
         elif not answer:
             excluded.append((index, "no reference answer (no `answer` field and no \\boxed{} in the solution)"))
         else:
-            problems.append(MathProblem(id=str(record.get("id") or f"{id_prefix}_{subject}_{index}"), subject=subject,
-                                        level=str(record.get("level", "")), problem=problem, answer=answer,
-                                        solution=solution))
+            level = record.get("level", "")
+            level = f"Level {level}" if isinstance(level, int) or str(level).isdigit() else str(level)
+            problem_id = record.get("id") or record.get("unique_id") or f"{id_prefix}_{subject}_{index}"
+            problems.append(MathProblem(id=str(problem_id), subject=subject, level=level, problem=problem,
+                                        answer=str(answer), solution=solution))
     return problems, excluded
 
 
-def load_math(subjects: tuple[str, ...], split: str = "test", input_path: str | None = None,
+def load_math(subjects: tuple[str, ...] | None, split: str = "test", input_path: str | None = None,
               limit_per_subject: int | None = None) -> tuple[list[MathProblem], list[tuple[int, str]]]:
-    """MATH problems of `subjects`: from `input_path` (JSONL etc.) when given, else from the HF hub."""
+    """MATH problems of `subjects` (None: all) from `input_path` (JSONL etc.) when given, else from the HF hub."""
     if input_path:
         problems, excluded = to_problems(read_input(input_path, "math"))
-        problems = [p for p in problems if p.subject in subjects]
+        if subjects is not None:
+            problems = [p for p in problems if p.subject in subjects]
         if limit_per_subject is not None:
-            problems = [p for s in subjects for p in [q for q in problems if q.subject == s][:limit_per_subject]]
+            order = subjects or tuple(dict.fromkeys(p.subject for p in problems))
+            problems = [p for s in order for p in [q for q in problems if q.subject == s][:limit_per_subject]]
         return problems, excluded
     problems, excluded = [], []
-    for subject in subjects:
+    for subject in subjects or MATH_SUBJECTS:
         got, bad = to_problems(read_input(HF_DATASET, "math", from_flag=False, hf_config=subject, hf_split=split),
                                default_subject=subject, id_prefix=f"math_{split}")
         problems += got[:limit_per_subject] if limit_per_subject is not None else got

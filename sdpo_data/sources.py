@@ -5,6 +5,8 @@ Hub records carry their hub split name under `_hf_split` so callers can map it (
 from __future__ import annotations
 
 import json
+import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +67,22 @@ def _load_local(path: Path) -> list[dict[str, Any]]:
     raise ValueError(f"{path}: unsupported file type {path.suffix!r} (use .jsonl, .json or .parquet)")
 
 
+def _check_hub_reachable() -> None:
+    """Fail at once when huggingface.co does not even resolve (no network), instead of after `datasets`' retries
+    (about 25 s). With HF_HUB_OFFLINE=1 `datasets` reads its cache and nothing is checked."""
+    if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes"):
+        return
+    try:
+        socket.getaddrinfo("huggingface.co", 443)
+    except OSError as e:
+        raise ConnectionError(f"cannot reach huggingface.co ({e}); set HF_HUB_OFFLINE=1 to read the datasets "
+                              "cache") from None
+
+
 def _load_hub(dataset_id: str, config: str | None, split: str | None) -> list[dict[str, Any]]:
     from datasets import load_dataset
 
+    _check_hub_reachable()
     loaded = load_dataset(dataset_id, config, split=split)
     splits = {split: loaded} if split else dict(loaded)
     return [{**row, "_hf_split": name} for name, part in splits.items() for row in part]

@@ -5,7 +5,8 @@
 A prompt is a raw string or a list of chat messages; messages are rendered with the model's chat
 template (add_generation_prompt=True) and tokenised without adding special tokens again. Each prompt
 gets its own seed (`seeds[i]`, else `params.seed + i`), so a sample is reproducible by (model, prompt,
-seed, params) on the same engine. Model specs are HF ids, local folders or a GGUF file.
+seed, params) on the same engine, in whatever batch it runs. Both engines generate in batches. Model specs are
+HF ids, local folders or a GGUF file.
 """
 from __future__ import annotations
 
@@ -85,14 +86,40 @@ def _prompt_ids(tokenizer, prompt: Prompt) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-class TransformersEngine:
-    """transformers `generate`, one prompt at a time (exact per-sample seeds; meant for CPU and tests)."""
+class SeededSampling:
+    """A logits processor that samples row i with its own generator seeded by `seeds[i]`, so a sample does not
+    depend on the other prompts of its batch. Gumbel-max: argmax(logits / T + G), G = -log(-log U), U ~ U(0, 1),
+    draws from softmax(logits / T); tokens outside the top-p nucleus get -inf first. Used with greedy decoding."""
 
-    def __init__(self, spec: ModelSpec, device: str | None = None, dtype: str = "auto"):
+    def __init__(self, seeds: Sequence[int], temperature: float, top_p: float, device):
+        import torch
+
+        self.temperature, self.top_p = temperature, top_p
+        self.generators = [torch.Generator(device=device).manual_seed(int(seed)) for seed in seeds]
+
+    def __call__(self, input_ids, scores):
+        import torch
+
+        logits = scores.float() / self.temperature
+        if self.top_p < 1.0:
+            sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
+            mass_before = torch.softmax(sorted_logits, dim=-1).cumsum(-1) - torch.softmax(sorted_logits, dim=-1)
+            drop = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, order, mass_before >= self.top_p)
+            logits = logits.masked_fill(drop, float("-inf"))
+        uniform = torch.stack([torch.rand(logits.shape[-1], generator=g, device=logits.device)
+                               for g in self.generators])
+        return logits - torch.log(-torch.log(uniform.clamp(1e-20, 1.0 - 1e-7)))
+
+
+class TransformersEngine:
+    """transformers `generate` on left-padded batches of `batch_size` prompts (meant for CPU and tests). Sampling
+    uses `SeededSampling`, so each sample's seed fixes it whatever batch it lands in (up to padding numerics)."""
+
+    def __init__(self, spec: ModelSpec, device: str | None = None, dtype: str = "auto", batch_size: int = 8):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        self.spec = spec
+        self.spec, self.batch_size = spec, batch_size
         kwargs = {"gguf_file": spec.gguf_file} if spec.gguf_file else {}
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.tokenizer = AutoTokenizer.from_pretrained(spec.path, **kwargs)
@@ -105,22 +132,34 @@ class TransformersEngine:
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
                  seeds: Sequence[int] | None = None) -> list[Completion]:
-        import torch
         from tqdm.auto import tqdm
 
-        out = []
+        seeds = _seeds(len(prompts), params, seeds)
+        out: list[Completion] = []
+        starts = range(0, len(prompts), self.batch_size)
+        for start in tqdm(starts, desc="generate", leave=False, disable=len(starts) < 2):
+            end = start + self.batch_size
+            out += self._generate_batch(prompts[start:end], params, seeds[start:end])
+        return out
+
+    def _generate_batch(self, prompts: Sequence[Prompt], params: SamplingParams, seeds: Sequence[int]) -> list[Completion]:
+        import torch
+
         eos = self.tokenizer.eos_token_id
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
-        for prompt, seed in tqdm(list(zip(prompts, _seeds(len(prompts), params, seeds))), desc="generate", leave=False):
-            ids = torch.tensor([_prompt_ids(self.tokenizer, prompt)], device=self.device)
-            torch.manual_seed(seed)
-            sampling = {"do_sample": True, "temperature": params.temperature, "top_p": params.top_p} \
-                if params.temperature > 0 else {"do_sample": False}
-            extra = {"stop_strings": list(params.stop), "tokenizer": self.tokenizer} if params.stop else {}
-            with torch.no_grad():
-                gen = self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=params.max_new_tokens,
-                                          pad_token_id=pad, **sampling, **extra)
-            new = gen[0, ids.shape[1]:].tolist()
+        rows = [_prompt_ids(self.tokenizer, prompt) for prompt in prompts]
+        width = max(map(len, rows))
+        ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=self.device)
+        mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=self.device)
+        sampler = [SeededSampling(seeds, params.temperature, params.top_p, self.device)] if params.temperature > 0 else []
+        extra = {"stop_strings": list(params.stop), "tokenizer": self.tokenizer} if params.stop else {}
+        with torch.no_grad():
+            gen = self.model.generate(ids, attention_mask=mask, max_new_tokens=params.max_new_tokens, pad_token_id=pad,
+                                      do_sample=False, temperature=None, top_p=None, top_k=None,
+                                      logits_processor=sampler, **extra)
+        out = []
+        for row in gen[:, width:].tolist():
+            new = row[:row.index(eos) + 1] if eos is not None and eos in row else row
             text, stopped = _cut_at_stop(self.tokenizer.decode(new, skip_special_tokens=True), params.stop)
             ended = stopped or (eos is not None and eos in new) or len(new) < params.max_new_tokens
             out.append(Completion(text=text, num_tokens=len(new), finish_reason="stop" if ended else "length"))
@@ -161,14 +200,18 @@ class VllmEngine:
         return out
 
 
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
 @dataclass
 class EngineOptions:
     backend: str = "auto"             # auto | vllm | transformers
     tensor_parallel_size: int = 1
     gpu_memory_utilization: float = 0.85
     max_model_len: int | None = None
-    dtype: str = "auto"
+    dtype: str = "auto"               # model weights and compute: one of DTYPES
     tokenizer: str | None = None      # vLLM + GGUF: the HF tokenizer to use
+    batch_size: int = 8               # transformers: prompts per padded batch (vLLM schedules its own batches)
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
@@ -178,12 +221,17 @@ class EngineOptions:
         parser.add_argument("--tensor-parallel-size", type=int, default=1)
         parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
         parser.add_argument("--max-model-len", type=int, default=None)
+        parser.add_argument("--dtype", default="auto", choices=DTYPES, help="model dtype (auto: the checkpoint's on GPU, "
+                            "float32 on CPU)")
+        parser.add_argument("--batch-size", type=int, default=8, help="transformers: prompts per padded batch")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "EngineOptions":
+        if args.batch_size < 1:
+            raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
         return cls(backend=args.backend, tensor_parallel_size=args.tensor_parallel_size,
                    gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=args.max_model_len,
-                   tokenizer=args.tokenizer)
+                   dtype=args.dtype, tokenizer=args.tokenizer, batch_size=args.batch_size)
 
 
 def load_engine(spec: ModelSpec, options: EngineOptions | None = None) -> Engine:
@@ -201,5 +249,5 @@ def load_engine(spec: ModelSpec, options: EngineOptions | None = None) -> Engine
                           gpu_memory_utilization=options.gpu_memory_utilization, max_model_len=options.max_model_len,
                           dtype=options.dtype)
     if backend == "transformers":
-        return TransformersEngine(spec, dtype=options.dtype)
+        return TransformersEngine(spec, dtype=options.dtype, batch_size=options.batch_size)
     raise ValueError(f"backend must be auto, vllm or transformers, got {backend!r}")

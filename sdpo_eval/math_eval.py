@@ -1,101 +1,156 @@
-"""Few-shot MATH accuracy for one or two models, with Wilson intervals and a paired comparison.
+r"""Few-shot MATH evaluation of one or two models: accuracy with intervals, pass@k, maj@k, a paired comparison.
 
     python -m sdpo_eval.math_eval --model Qwen/Qwen3-1.7B --subjects algebra,number_theory --limit-per-subject 100
-    python -m sdpo_eval.math_eval --model base/ --model tuned/ --out math.json     # side-by-side + paired difference
-    python -m sdpo_eval.math_eval --model ~/models/x.gguf --backend transformers     # GGUF file (or --gguf-file NAME)
+    python -m sdpo_eval.math_eval --model m --input math500.jsonl --n 8 --temperature 0.6 --k 1,8 --log s.jsonl
+    python -m sdpo_eval.math_eval --model m --input math500.jsonl --n 8 --temperature 0.6 --log s.jsonl --resume
+    python -m sdpo_eval.math_eval --model base/ --model tuned/ --out math.json       # side by side + paired difference
 
-Problems: EleutherAI/hendrycks_math (test split) or `--input local.jsonl`. Prompts: Minerva 4-shot
-(see `math_prompts`), as chat turns when the tokenizer has a chat template, else raw text. Answers:
-last `\\boxed{}` / `\\fbox{}` / "The answer is", graded by math-verify. Greedy decoding by default.
+Problems: EleutherAI/hendrycks_math (`--split`, `--subjects`) or `--input` (JSONL/JSON/parquet in the MATH, MATH-500
+or a subject-less format; see `sdpo_data.math_rows`). Prompts: Minerva 4-shot (`math_prompts`), as chat turns when
+the tokenizer has a chat template, else raw "Problem:/Solution:" text. Grading: `reward.math_grader` (the RL
+reward's grader, with its hard time limit; a grading timeout is infra and left out of every count). Sample j of a
+problem uses seed `sample_seed(--seed, problem id, j)`, so a problem's samples do not depend on the selection.
+Every argument is checked and the problems are loaded before any model is.
 """
 from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import sys
-from collections import defaultdict
-from dataclasses import asdict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from sdpo_data.math_rows import MathProblem, load_math, parse_subjects
-from sdpo_eval.answers import grade
+from reward.math_grader import DEFAULT_TIMEOUT_S, grade
+from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
 from sdpo_eval.engines import Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
-from sdpo_eval.math_prompts import RAW_STOP, math_prompt
-from sdpo_eval.stats import paired_difference_interval, wilson_interval
+from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
+from sdpo_eval.math_scoring import compare, format_table, score_table
+from sdpo_eval.sample_log import SampleLog, open_log
+
+CHUNK = 256            # samples per generate() call; the log gains them as each chunk is graded
+GRADING_THREADS = 4    # concurrent gradings (each runs in a `reward.math_grader` worker process)
 
 
-def evaluate(engine: Engine, problems: Sequence[MathProblem], params: SamplingParams, num_shots: int = 4) -> list[dict]:
-    """Per-problem results (id, subject, reference, extracted, correct, tokens, finish_reason, completion)."""
-    chat = engine.has_chat_template
-    prompts = [math_prompt(p.problem, chat=chat, num_shots=num_shots) for p in problems]
-    if not chat:
-        params = SamplingParams(**{**asdict(params), "stop": tuple(params.stop) + RAW_STOP})
-    completions = engine.generate(prompts, params)
-    results = []
-    for problem, completion in zip(problems, completions):
-        correct, extracted = grade(completion.text, problem.answer)
-        results.append({"id": problem.id, "subject": problem.subject, "level": problem.level,
-                        "reference": problem.answer, "extracted": extracted, "correct": bool(correct),
-                        "num_tokens": completion.num_tokens, "finish_reason": completion.finish_reason,
-                        "completion": completion.text})
-    return results
+def sample_seed(base_seed: int, problem_id: str, sample: int) -> int:
+    """A 31-bit seed from sha256(base seed, problem id, sample index): stable across selections and runs."""
+    digest = hashlib.sha256(f"{base_seed}/{problem_id}/{sample}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def accuracy_table(results: Sequence[dict], confidence: float = 0.95) -> dict[str, dict[str, Any]]:
-    """{subject | "overall": {correct, n, accuracy, low, high}} with Wilson intervals."""
-    groups: dict[str, list[bool]] = defaultdict(list)
-    for r in results:
-        groups[r["subject"]].append(r["correct"])
-        groups["overall"].append(r["correct"])
-    table = {}
-    for subject, outcomes in groups.items():
-        low, high = wilson_interval(sum(outcomes), len(outcomes), confidence)
-        table[subject] = {"correct": sum(outcomes), "n": len(outcomes), "accuracy": sum(outcomes) / len(outcomes),
-                          "low": low, "high": high}
-    return table
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", action="append", required=True, help="HF id, folder or .gguf file (twice: compare)")
+    parser.add_argument("--gguf-file", default=None, help="GGUF file name inside the (single) --model folder")
+    parser.add_argument("--input", default=None, help="local problems file (.jsonl/.json/.parquet) instead of the hub")
+    parser.add_argument("--subjects", default="all", help="comma-separated MATH subjects, or all")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--limit-per-subject", type=int, default=None)
+    parser.add_argument("--num-shots", type=int, default=4)
+    parser.add_argument("--n", type=int, default=1, help="samples per problem")
+    parser.add_argument("--k", default=None, help="comma-separated k for pass@k and maj@k (default: 1 and n)")
+    parser.add_argument("--max-new-tokens", type=int, default=1024)
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--top-p", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--grading-timeout-s", type=float, default=DEFAULT_TIMEOUT_S, help="hard limit per grading")
+    EngineOptions.add_arguments(parser)
+    parser.add_argument("--log", type=Path, default=None, help="per-sample JSONL log (prompt, completion, verdict, seed)")
+    parser.add_argument("--resume", action="store_true", help="continue --log: skip the samples it already holds")
+    parser.add_argument("--out", type=Path, default=None, help="JSON summary (tables, comparison, per-problem results)")
+    return parser
 
 
-def compare(results_a: Sequence[dict], results_b: Sequence[dict], confidence: float = 0.95) -> dict[str, dict[str, float]]:
-    """Paired accuracy difference A - B per subject and overall (Newcombe interval); problems matched by id."""
-    b_by_id = {r["id"]: r for r in results_b}
-    if set(b_by_id) != {r["id"] for r in results_a}:
-        raise ValueError("paired comparison needs both models evaluated on the same problems")
-    groups: dict[str, tuple[list[bool], list[bool]]] = defaultdict(lambda: ([], []))
-    for r in results_a:
-        for key in (r["subject"], "overall"):
-            groups[key][0].append(r["correct"])
-            groups[key][1].append(b_by_id[r["id"]]["correct"])
-    out = {}
-    for subject, (a, b) in groups.items():
-        diff, low, high = paired_difference_interval(a, b, confidence)
-        out[subject] = {"difference": diff, "low": low, "high": high, "n": len(a)}
-    return out
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[int, ...]:
+    """Every argument error, before anything is loaded; returns the k values."""
+    if len(args.model) > 2:
+        parser.error("at most two --model values (one model, or two to compare)")
+    if args.gguf_file and len(args.model) != 1:
+        parser.error("--gguf-file needs exactly one --model folder; pass .gguf paths to --model to compare GGUF models")
+    if not 0 <= args.num_shots <= len(MINERVA_EXEMPLARS):
+        parser.error(f"--num-shots must be in 0..{len(MINERVA_EXEMPLARS)}, got {args.num_shots}")
+    for name, value, ok, rule in (("--n", args.n, args.n >= 1, ">= 1"),
+                                  ("--max-new-tokens", args.max_new_tokens, args.max_new_tokens >= 1, ">= 1"),
+                                  ("--temperature", args.temperature, args.temperature >= 0, ">= 0"),
+                                  ("--top-p", args.top_p, 0 < args.top_p <= 1, "in (0, 1]"),
+                                  ("--grading-timeout-s", args.grading_timeout_s, args.grading_timeout_s > 0, "> 0"),
+                                  ("--batch-size", args.batch_size, args.batch_size >= 1, ">= 1"),
+                                  ("--limit-per-subject", args.limit_per_subject,
+                                   args.limit_per_subject is None or args.limit_per_subject >= 1, ">= 1")):
+        if not ok:
+            parser.error(f"{name} must be {rule}, got {value}")
+    if args.n > 1 and args.temperature == 0:
+        parser.error(f"--n {args.n} needs --temperature > 0 (greedy samples are all the same)")
+    if args.resume and args.log is None:
+        parser.error("--resume needs --log (the sample log to continue)")
+    try:
+        ks = tuple(sorted({int(k) for k in args.k.split(",")})) if args.k else tuple(sorted({1, args.n}))
+    except ValueError:
+        parser.error(f"--k must be comma-separated integers, got {args.k!r}")
+    if not all(1 <= k <= args.n for k in ks):
+        parser.error(f"every --k must be in 1..--n ({args.n}), got {args.k}")
+    return ks
+
+
+def _load_problems(args: argparse.Namespace) -> list[MathProblem]:
+    subjects = parse_subjects(args.subjects)
+    try:
+        problems, excluded = load_math(subjects, args.split, args.input, args.limit_per_subject)
+    except ConnectionError as e:
+        raise ValueError(f"could not load {HF_DATASET} from the Hugging Face hub ({e}). Offline? Pass a local file "
+                         "with --input problems.jsonl (records with `problem` and `answer` or `solution`; MATH, "
+                         "MATH-500 and subject-less records are read)") from None
+    if excluded:
+        print(f"note: {len(excluded)} records left out (first: record {excluded[0][0]}: {excluded[0][1]})",
+              file=sys.stderr)
+    if not problems:
+        where = args.input or f"{HF_DATASET} ({args.split})"
+        raise ValueError(f"no MATH problems selected from {where} with --subjects {args.subjects}")
+    return problems
+
+
+def _header(args: argparse.Namespace, labels: Sequence[str]) -> dict[str, Any]:
+    keys = ("split", "subjects", "limit_per_subject", "num_shots", "n", "max_new_tokens", "temperature", "top_p",
+            "seed", "dtype")
+    return {"models": list(labels), "input": args.input or HF_DATASET, **{k: getattr(args, k) for k in keys}}
 
 
 def _labels(specs: Sequence[ModelSpec]) -> list[str]:
-    labels, seen = [], defaultdict(int)
-    for spec in specs:
-        seen[spec.label] += 1
-        labels.append(spec.label if seen[spec.label] == 1 else f"{spec.label}#{seen[spec.label]}")
-    return labels
+    labels = [spec.label for spec in specs]
+    return labels if len(set(labels)) == len(labels) else [f"{label}#{i + 1}" for i, label in enumerate(labels)]
 
 
-def format_table(tables: dict[str, dict], comparison: dict | None) -> str:
-    labels = list(tables)
-    subjects = sorted({s for t in tables.values() for s in t if s != "overall"}) + ["overall"]
-    cell = lambda row: f"{row['accuracy']:.3f} [{row['low']:.3f},{row['high']:.3f}]"  # noqa: E731
-    header = ["subject", "n"] + [f"M{i + 1}" for i in range(len(labels))] + (["M1-M2 [paired 95%]"] if comparison else [])
-    lines = [" | ".join(header)]
-    for s in subjects:
-        row = [s, str(tables[labels[0]][s]["n"])] + [cell(tables[m][s]) for m in labels]
-        if comparison:
-            c = comparison[s]
-            row.append(f"{c['difference']:+.3f} [{c['low']:+.3f},{c['high']:+.3f}]")
-        lines.append(" | ".join(row))
-    legend = [f"M{i + 1} = {m}" for i, m in enumerate(labels)]
-    return "\n".join(legend + lines)
+def evaluate(engine: Engine, label: str, todo: Sequence[tuple[MathProblem, int]], params: SamplingParams,
+             num_shots: int, base_seed: int, grading_timeout_s: float, log: SampleLog | None) -> list[dict[str, Any]]:
+    """Generate and grade the (problem, sample index) pairs in `todo`; each chunk is logged once graded."""
+    from tqdm.auto import tqdm
+
+    chat = engine.has_chat_template
+    if not chat:
+        params = SamplingParams(**{**params.__dict__, "stop": tuple(params.stop) + RAW_STOP})
+    records = []
+    with ThreadPoolExecutor(GRADING_THREADS) as graders, tqdm(total=len(todo), desc=f"MATH {label}") as bar:
+        for start in range(0, len(todo), CHUNK):
+            chunk = todo[start:start + CHUNK]
+            prompts = [math_prompt(problem.problem, chat=chat, num_shots=num_shots) for problem, _ in chunk]
+            seeds = [sample_seed(base_seed, problem.id, j) for problem, j in chunk]
+            completions = engine.generate(prompts, params, seeds=seeds)
+            grades = graders.map(lambda pc: grade(pc[1].text, pc[0][0].answer, grading_timeout_s),
+                                 zip(chunk, completions))
+            batch = [{"model": label, "id": problem.id, "subject": problem.subject, "level": problem.level,
+                      "sample": j, "seed": seed, "chat_template": chat, "prompt": prompt, "completion": c.text,
+                      "num_tokens": c.num_tokens, "finish_reason": c.finish_reason, "reference": problem.answer,
+                      "extracted": g.extracted, "key": g.key, "verdict": g.verdict, "correct": g.correct,
+                      "infra": g.infra}
+                     for (problem, j), seed, prompt, c, g in zip(chunk, seeds, prompts, completions, grades)]
+            if log is not None:
+                log.write(batch)
+            records += batch
+            bar.update(len(chunk))
+    return records
 
 
 def _free(engine: Engine) -> None:
@@ -110,61 +165,49 @@ def _free(engine: Engine) -> None:
         pass
 
 
+def _summary(args, ks, tables, comparison, per_model) -> dict[str, Any]:
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    problems = {label: [{k: r[k] for k in ("id", "subject", "level", "sample", "seed", "reference", "extracted",
+                                            "verdict", "correct", "num_tokens", "finish_reason")} for r in records]
+                for label, records in per_model.items()}
+    return {"config": {**config, "k": list(ks)}, "accuracy": tables, "comparison": comparison, "samples": problems}
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", action="append", required=True, help="HF id, folder or .gguf file (give twice to compare)")
-    parser.add_argument("--gguf-file", default=None, help="GGUF file name inside the (single) --model folder")
-    parser.add_argument("--subjects", default="all")
-    parser.add_argument("--split", default="test")
-    parser.add_argument("--input", default=None, help="local JSONL of problems instead of the HF hub")
-    parser.add_argument("--limit-per-subject", type=int, default=None)
-    parser.add_argument("--num-shots", type=int, default=4)
-    parser.add_argument("--max-new-tokens", type=int, default=1024)
-    parser.add_argument("--temperature", type=float, default=0.0)
-    parser.add_argument("--top-p", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=0)
-    EngineOptions.add_arguments(parser)
-    parser.add_argument("--samples-per-subject", type=int, default=3, help="example solutions kept in the summary")
-    parser.add_argument("--out", type=Path, default=None, help="JSON results file")
+    parser = _parser()
     args = parser.parse_args(argv)
-    if len(args.model) > 2:
-        parser.error("at most two --model values (one model, or two to compare)")
-    if args.gguf_file and len(args.model) != 1:
-        parser.error("--gguf-file needs exactly one --model folder; pass .gguf paths to --model to compare GGUF models")
+    ks = _check(parser, args)
     try:
         specs = [ModelSpec.parse(m, args.gguf_file) for m in args.model]
-        problems, excluded = load_math(parse_subjects(args.subjects), args.split, args.input, args.limit_per_subject)
-    except (ValueError, FileNotFoundError) as e:
+        problems = _load_problems(args)
+        labels = _labels(specs)
+        log, done = (open_log(args.log, _header(args, labels), args.resume) if args.log else (None, {}))
+    except (ValueError, FileNotFoundError, FileExistsError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
-    if not problems:
-        print("error: no MATH problems selected", file=sys.stderr)
         return 2
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
                             seed=args.seed)
-    options = EngineOptions.from_args(args)
-    labels = _labels(specs)
-    per_model: dict[str, list[dict]] = {}
-    chat_used: dict[str, bool] = {}
-    for label, spec in zip(labels, specs):
-        print(f"evaluating {label} on {len(problems)} problems", file=sys.stderr)
-        engine = load_engine(spec, options)
-        chat_used[label] = engine.has_chat_template
-        per_model[label] = evaluate(engine, problems, params, args.num_shots)
-        _free(engine)
-    tables = {label: accuracy_table(results) for label, results in per_model.items()}
+    per_model: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for label, spec in zip(labels, specs):
+            kept = [r for key, r in done.items() if key[0] == label]
+            todo = [(p, j) for p in problems for j in range(args.n) if (label, p.id, j) not in done]
+            print(f"{label}: {len(problems)} problems x {args.n} samples, {len(kept)} already logged", file=sys.stderr)
+            new = []
+            if todo:
+                engine = load_engine(spec, EngineOptions.from_args(args))
+                new = evaluate(engine, label, todo, params, args.num_shots, args.seed, args.grading_timeout_s, log)
+                _free(engine)
+            per_model[label] = kept + new
+    finally:
+        if log is not None:
+            log.close()
+    tables = {label: score_table(records, ks) for label, records in per_model.items()}
     comparison = compare(*per_model.values()) if len(per_model) == 2 else None
-    print(format_table(tables, comparison))
+    print(format_table(tables, comparison, ks))
     if args.out:
-        samples = {label: {s: [r for r in results if r["subject"] == s][: args.samples_per_subject]
-                           for s in sorted({r["subject"] for r in results})} for label, results in per_model.items()}
-        report = {"config": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-                             "chat_template": chat_used, "excluded_problems": len(excluded)},
-                  "accuracy": tables, "comparison": comparison, "samples": samples,
-                  "problems": {label: [{k: v for k, v in r.items() if k != "completion"} for r in results]
-                               for label, results in per_model.items()}}
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
+        args.out.write_text(json.dumps(_summary(args, ks, tables, comparison, per_model), indent=2, ensure_ascii=False))
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

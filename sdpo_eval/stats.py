@@ -4,6 +4,7 @@
 - Newcombe (1998, "Improved confidence intervals for the difference between binomial proportions
   based on paired data", method 10) interval for the difference of two paired proportions.
 - Unbiased pass@k (Chen et al. 2021), from sdpo_ext.val_metrics (also used by training validation).
+- Percentile bootstrap interval of a mean (resampling the units, e.g. problems, with replacement).
 - discovery@k: fraction of problems whose first valid attempt has index <= k (averaged over runs
   when a problem has several), with a percentile bootstrap over problems.
 """
@@ -73,6 +74,19 @@ def paired_difference_interval(a: Sequence[bool], b: Sequence[bool], confidence:
     delta = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
     eps = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
     return d, max(-1.0, d - delta), min(1.0, d + eps)
+
+
+def bootstrap_mean_interval(values: Sequence[float], confidence: float = 0.95, n_boot: int = 2000,
+                            seed: int = 0) -> tuple[float, float]:
+    """Percentile-bootstrap (low, high) of mean(values), resampling the values with replacement; (0, 1) if empty."""
+    _z(confidence)
+    if not values:
+        return 0.0, 1.0
+    data = np.asarray(values, dtype=float)
+    means = data[np.random.default_rng(seed).integers(0, data.size, size=(n_boot, data.size))].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return float(low), float(high)
 
 
 Run = tuple  # (first valid attempt index, 1-based, or None; attempts judged in the run)

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from sdpo_data.math_rows import MATH_SUBJECTS, parse_subjects, to_problems
+from sdpo_data.math_rows import load_math, parse_subjects, to_problems
 from sdpo_data.prepare import main, prepare_lean, prepare_math
 
 RECORDS = [
@@ -23,9 +23,41 @@ def test_reference_answers_and_exclusions():
     assert [(p.subject, p.answer) for p in problems] == [("algebra", "2"), ("prealgebra", "\\frac{1}{2}"),
                                                          ("counting_and_probability", "7")]
     assert [i for i, _ in excluded] == [3, 4]
-    assert parse_subjects("all") == MATH_SUBJECTS and parse_subjects("algebra, geometry") == ("algebra", "geometry")
+    assert parse_subjects("all") is None and parse_subjects("algebra, geometry") == ("algebra", "geometry")
     with pytest.raises(ValueError, match="unknown MATH subject"):
         parse_subjects("algebra,calculus")
+
+
+def test_math500_and_subjectless_records(tmp_path):
+    math500 = {"problem": "P", "solution": "S", "answer": "\\frac{1}{2}", "subject": "Counting & Probability",
+               "level": 3, "unique_id": "test/counting_and_probability/7.json"}
+    plain = {"problem": "Q", "solution": "So $\\boxed{-2}$ and $\\boxed{1}$."}
+    problems, excluded = to_problems([math500, plain])
+    assert [(p.id, p.subject, p.level, p.answer) for p in problems] == [
+        ("test/counting_and_probability/7.json", "counting_and_probability", "Level 3", "\\frac{1}{2}"),
+        ("math_unknown_1", "unknown", "", "-2, 1")] and excluded == []
+    src = tmp_path / "m.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in [math500, plain]))
+    assert len(load_math(None, input_path=str(src))[0]) == 2
+    assert [p.id for p in load_math(("counting_and_probability",), input_path=str(src))[0]] == [math500["unique_id"]]
+    assert len(load_math(None, input_path=str(src), limit_per_subject=1)[0]) == 2
+
+
+def test_hub_unreachable_fails_at_once(monkeypatch):
+    import socket
+    import time
+
+    from sdpo_data.sources import load_records
+
+    def no_dns(*args, **kwargs):
+        raise socket.gaierror("Name or service not known")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    start = time.monotonic()
+    with pytest.raises(ConnectionError, match="HF_HUB_OFFLINE"):
+        load_records("EleutherAI/hendrycks_math", "algebra", "test")
+    assert time.monotonic() - start < 5
 
 
 def test_prepare_math_rows(tmp_path):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sdpo_eval.engines import EngineOptions, ModelSpec, SamplingParams, TransformersEngine, load_engine
+from sdpo_eval.engines import EngineOptions, ModelSpec, SamplingParams, SeededSampling, TransformersEngine, load_engine
 
 
 def test_model_spec_parse(tmp_path):
@@ -38,6 +38,31 @@ def test_seeds_reproduce_samples_and_stop_strings_cut(smol):
     stopped, = smol.generate(["The capital of France is"], SamplingParams(max_new_tokens=12, stop=(cut_at,)))
     assert cut_at not in stopped.text and stopped.finish_reason == "stop" and full.text.startswith(stopped.text)
     assert smol.has_chat_template
+
+
+def test_seeded_sampling_draws_from_the_tempered_nucleus():
+    """Gumbel-max over logits / T matches softmax(logits / T); tokens outside top-p are never drawn."""
+    import torch
+
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    draws = torch.stack([SeededSampling([seed], 1.0, 1.0, "cpu")(None, logits).argmax(-1) for seed in range(4000)])
+    frequencies = torch.bincount(draws.flatten(), minlength=4).float() / 4000
+    assert torch.allclose(frequencies, torch.tensor([0.5, 0.3, 0.15, 0.05]), atol=0.03)
+    nucleus = {int(SeededSampling([seed], 1.0, 0.7, "cpu")(None, logits).argmax()) for seed in range(300)}
+    assert nucleus == {0, 1}
+    same = [SeededSampling([7, 7], 2.0, 1.0, "cpu")(None, logits.repeat(2, 1)).argmax(-1) for _ in range(2)]
+    assert torch.equal(same[0], same[1]) and same[0][0] == same[0][1]
+
+
+def test_batched_generation_matches_one_at_a_time(smol, monkeypatch):
+    """Prompts of different lengths (left padding) give the same greedy and seeded samples in a batch as alone."""
+    engine = smol
+    monkeypatch.setattr(engine, "batch_size", 3)
+    prompts = ["The capital of France is", [{"role": "user", "content": "Name a colour."}], "1, 2, 3,"]
+    for params in (SamplingParams(max_new_tokens=5), SamplingParams(temperature=1.0, max_new_tokens=5)):
+        batched = engine.generate(prompts, params, seeds=[1, 2, 3])
+        alone = [engine.generate([p], params, seeds=[s])[0] for p, s in zip(prompts, [1, 2, 3])]
+        assert [c.text for c in batched] == [c.text for c in alone]
 
 
 @pytest.mark.gpu

@@ -1,0 +1,112 @@
+"""Agreement of MATH graders with the expected verdicts of tests/reward_math/grading_cases.py (not a test).
+
+    python bench/math_grading_bench.py --out bench/results/math_grading.json
+
+Graders, each called as its project calls it, with the case's reference answer as ground truth:
+- `reward.math`: ours (extraction + time-limited equivalence in worker processes);
+- `lm-eval math_verify`: lm-eval 0.4.x `minerva_math` metric `math_verify`: verify(parse(solution), parse(reply)) with
+  math-verify's default extraction (the solution is given as "\\boxed{reference}");
+- `verl math_verify`: verl 0.9.1 `reward_score/math_verify.py` (gold "\\boxed{gt}" with LaTeX extraction, reply with
+  expression + LaTeX extraction), run in-process here (its timeouts are SIGALRM on this main thread);
+- `verl math_dapo`: what verl 0.9.1 routes `data_source: "math"` to by default (score 1.0 = correct);
+- `verl math_reward`: verl's hendrycks-style last-box string grader.
+Agreement = share of cases where the grader's verdict equals the expected one; a false positive is a reply graded
+correct that is not; a timeout or infra verdict counts as disagreement.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "reward_math"))
+sys.path.insert(0, str(ROOT))
+
+from grading_cases import CASES, Case
+
+
+def ours(case: Case) -> bool:
+    from reward.math import compute_score
+
+    return compute_score("math", case.reply, case.reference)["score"] == 1.0
+
+
+def lm_eval_math_verify(case: Case) -> bool:
+    from math_verify import parse, verify
+
+    return bool(verify(gold=parse(f"\\boxed{{{case.reference}}}"), target=parse(case.reply)))
+
+
+def verl_math_verify(case: Case) -> bool:
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+
+    gold = parse(f"\\boxed{{{case.reference}}}", (LatexExtractionConfig(),))
+    pred = parse(case.reply, (ExprExtractionConfig(), LatexExtractionConfig()))
+    return bool(gold and pred and any(verify(g, p) for g in gold for p in pred))
+
+
+def verl_math_dapo(case: Case) -> bool:
+    from verl.utils.reward_score.math_dapo import compute_score
+
+    return compute_score(case.reply, case.reference)["score"] == 1.0
+
+
+def verl_math_reward(case: Case) -> bool:
+    from verl.utils.reward_score.math_reward import compute_score
+
+    return compute_score(case.reply, case.reference) == 1.0
+
+
+GRADERS: dict[str, Callable[[Case], bool]] = {
+    "reward.math (ours)": ours, "lm-eval math_verify": lm_eval_math_verify, "verl math_verify": verl_math_verify,
+    "verl math_dapo": verl_math_dapo, "verl math_reward": verl_math_reward,
+}
+
+
+def score(grader: Callable[[Case], bool]) -> dict:
+    wrong, false_pos, by_source = [], [], defaultdict(Counter)
+    start = time.perf_counter()
+    for index, case in enumerate(CASES):
+        try:
+            verdict = grader(case)
+        except Exception:  # a crash is a disagreement, as a timeout is
+            verdict = None
+        agree = verdict is case.expected
+        by_source[case.source]["n"] += 1
+        by_source[case.source]["agree"] += agree
+        if not agree:
+            wrong.append(index)
+            if verdict and not case.expected:
+                false_pos.append(index)
+    n = len(CASES)
+    return {"agreement": (n - len(wrong)) / n, "agree": n - len(wrong), "n": n, "false_positives": len(false_pos),
+            "false_positive_cases": false_pos, "disagreeing_cases": wrong,
+            "by_source": {s: c["agree"] / c["n"] for s, c in sorted(by_source.items())},
+            "seconds": round(time.perf_counter() - start, 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    logging.disable(logging.WARNING)
+    results = {name: score(grader) for name, grader in GRADERS.items()}
+    summary = {"command": "python bench/math_grading_bench.py --out bench/results/math_grading.json",
+               "cases": len(CASES), "expected_correct": sum(c.expected for c in CASES),
+               "sources": dict(Counter(c.source for c in CASES)), "graders": results}
+    for name, r in results.items():
+        print(f"{name:<22} agreement {r['agreement']:.3f} ({r['agree']}/{r['n']})  false positives "
+              f"{r['false_positives']}  " + "  ".join(f"{s} {a:.2f}" for s, a in r["by_source"].items()))
+    if args.out:
+        args.out.write_text(json.dumps(summary, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

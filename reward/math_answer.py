@@ -1,0 +1,253 @@
+r"""The final answer of a MATH-style reply: pure string scanning, stdlib only, linear in the reply's length.
+
+Contract: `final_answer(reply)` returns the answer the reply commits to, or None when it commits to none.
+1. Reasoning is not the answer: with a `</think>`, only the text after the last one counts; a `<think>` that
+   never closes (a reply cut off while thinking) has no answer. The reply ends at its first end-of-turn token
+   (`<|im_end|>`, `<|im_start|>`, `<|eot_id|>`, `</s>`, ...: what follows is a turn the model made up); other
+   special tokens and Minerva's "I hope it is correct." are dropped.
+2. The last commitment wins, by position: the last group of final boxes (`\boxed{..}`, `\fbox{..}`, `\boxed 5`;
+   nested and escaped braces) or the last answer phrase ("Final Answer: ...", "the final answer is ...",
+   "the answer is ...", "Answer: ..."), whichever comes later.
+   A box group is the last box plus the boxes right before it that only a joiner separates ("\boxed{-2} and
+   \boxed{1}", "$x = \boxed{1}$, $y = \boxed{2}$"): their contents are joined with ", " (duplicates once).
+   A phrase's value runs to the end of its sentence; a sentence ("The volume of the prism is 120.") gives the
+   part after its last "is" or "=".
+3. Otherwise the last formula ($..$, \(..\), \[..\], $$..$$) or, failing that, the last number, but only when it
+   sits in the reply's last sentence (a reply that trails off mid-derivation commits to nothing).
+Every scan is one regex pass or one left-to-right brace match, so 20,000 unclosed `\boxed{` cost linear time.
+"""
+from __future__ import annotations
+
+import re
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_END_OF_TURN = re.compile(r"<\|(?:im_end|im_start|eot_id|endoftext|end_of_text|end)\|>|</s>|<end_of_turn>|<｜end▁of▁sentence｜>")
+_SPECIAL_TOKEN = re.compile(r"<\|[^|<>]{1,40}\|>|<s>")
+_HOPE = re.compile(r"\s*I hope (?:it|this|that) is correct\.?", re.IGNORECASE)
+_BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
+_PHRASE = re.compile(
+    r"(?:\bfinal\s+answer\b(?:\s*(?:is|:|\*\*|#|\\\]|\\\)|\$)+)?|\bthe\s+answer\s+is\b|(?<![\w-])answer\s*(?:\*\*)?\s*:)",
+    re.IGNORECASE)
+_PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\bis\b)*")
+_MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+?)\$", re.DOTALL)
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?%?|-?\.\d+")
+_STATES = re.compile(r"\b(?:is|are|was|were|equals|gives|get|got|makes|totals)\b|=", re.IGNORECASE)
+_STATED_WORD = re.compile(r"\b(?:is|are|was|were|equals)\s+(zero|one|two|three|four|five|six|seven|eight|nine|ten|"
+                          r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)"
+                          r"\s*[.!]?\s*$", re.IGNORECASE)
+_LAST_WORD_IS = re.compile(r".*(?:\bis\b|=|\bare\b|\bequals\b)\s*(?::\s*)?", re.DOTALL)
+_JOIN_TOKEN = re.compile(
+    r"\s+|[,;.$&]|\\[()\[\]]|\\\\|\\q?quad\b|\\[,;:! ]|~|\\text\{[^{}]{0,30}\}|\\(?:mbox|textnormal)\{[^{}]{0,30}\}"
+    r"|\\(?:begin|end)\{[a-z*]{1,10}\}|[A-Za-z]\w{0,12}|[(){}_^=\d+\-]")
+_MAX_JOIN_GAP = 60
+_MAX_JOIN_WORDS = 5
+_MAX_SENTENCE = 1000        # an answer sentence longer than this is prose, not an answer
+_TAIL = 2000                # the last formula / number is looked for only in the reply's last characters
+_PHRASES_TRIED = 5          # the last phrases whose values are checked (bounded work on phrase-heavy replies)
+_NOT_AN_ANSWER = {"correct", "right", "wrong", "incorrect", "below", "above", "as follows", "the following", "yes",
+                  "no", "not", "reasonable", "clear", "that", "this", "unknown"}
+
+
+def visible_reply(text: str) -> str | None:
+    """The reply without its reasoning block and chat special tokens; None if a `<think>` block never closes."""
+    close = text.rfind(_THINK_CLOSE)
+    if close != -1:
+        text = text[close + len(_THINK_CLOSE):]
+    elif _THINK_OPEN in text:
+        return None
+    end = _END_OF_TURN.search(text)
+    if end:
+        text = text[:end.start()]
+    return _HOPE.sub("", _SPECIAL_TOKEN.sub(" ", text))
+
+
+def matching_braces(text: str) -> dict[int, int]:
+    """{index of '{': index of its '}'} for every balanced group, in one pass (`\\{`, `\\}` are literal)."""
+    pairs, stack, i, n = {}, [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            stack.append(i)
+        elif c == "}" and stack:
+            pairs[stack.pop()] = i
+        i += 1
+    return pairs
+
+
+def boxes(text: str) -> list[tuple[int, int, str]]:
+    """Every complete box as (start, end, content), in order: `\\boxed{..}` / `\\fbox{..}` and `\\boxed 5`."""
+    pairs = matching_braces(text)
+    found = []
+    for match in _BOX.finditer(text):
+        after = match.end()
+        rest = text[after:after + 1]
+        j = after
+        while j < len(text) and text[j] in " \t" and j - after < 8:
+            j += 1
+        if j < len(text) and text[j] == "{":
+            close = pairs.get(j)
+            if close is not None:
+                found.append((match.start(), close + 1, text[j + 1:close].strip()))
+        elif rest == " ":
+            token = re.match(r"[^\s$]+", text[j:j + 200])
+            if token:
+                found.append((match.start(), j + token.end(), token.group(0).rstrip(".,")))
+    return found
+
+
+def _is_joiner(gap: str) -> bool:
+    """Whether the text between two boxes only lists them ("and", ",", "$ and $y =", "\\quad\\text{and}\\quad")."""
+    if len(gap) > _MAX_JOIN_GAP or "\n\n" in gap or re.search(r"[.!?]\s+[A-Z]", gap):
+        return False
+    tokens = _JOIN_TOKEN.findall(gap)
+    if sum(map(len, tokens)) != len(gap):
+        return False
+    return sum(1 for t in tokens if t[:1].isalpha() and len(t) > 2) <= _MAX_JOIN_WORDS
+
+
+def last_box_group(text: str) -> tuple[int, str] | None:
+    """(start of the group, contents joined by ", ") of the final boxes, or None without a complete box."""
+    found = boxes(text)
+    if not found:
+        return None
+    group = [found[-1]]  # newest first
+    for box in reversed(found[:-1]):
+        if box[1] > group[-1][0] or not _is_joiner(text[box[1]:group[-1][0]]):
+            break
+        group.append(box)
+    contents = list(dict.fromkeys(content for _, _, content in reversed(group) if content))
+    return group[-1][0], ", ".join(contents)
+
+
+def _sentence_end(text: str, start: int) -> int:
+    """Index where the sentence that starts at `start` ends: a newline, or a '.' followed by a space or the end,
+    outside math and braces (so '3.5', '$x.$' and '\\frac{1}{2}.' stay whole). Display math is one unit."""
+    depth, dollars, i, n = 0, 0, start, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\" and text.startswith("\\[", i):
+            close = text.find("\\]", i)
+            i = n if close == -1 else close + 2
+            continue
+        if c == "$" and text.startswith("$$", i):
+            close = text.find("$$", i + 2)
+            i = n if close == -1 else close + 2
+            continue
+        if c == "\\":
+            i += 2
+            continue
+        if c == "$":
+            dollars ^= 1
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(0, depth - 1)
+        elif (c == "\n" and (not dollars or text.startswith("\n\n", i))) or \
+                (c == "." and not dollars and depth == 0 and (i + 1 == n or text[i + 1].isspace())):
+            return i
+        i += 1
+    return n
+
+
+def _strip_value(value: str) -> str:
+    value = re.sub(r"(?<!\\)\$(?!\$)", " ", value) if value.count("$") % 2 else value
+    value = value.strip().strip("*").strip()
+    for left, right in (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$")):
+        if value.startswith(left) and value.endswith(right) and len(value) >= len(left) + len(right):
+            value = value[len(left):len(value) - len(right)].strip()
+    return value.rstrip(".,;").strip()
+
+
+def sentence_answer(sentence: str) -> str | None:
+    """The answer a short sentence states: the part after its last "is" / "=" / "equals" if it has one (a
+    "The volume is 120" sentence), else the sentence itself; None for an empty value or a non-answer word."""
+    sentence = sentence.strip().strip("*").strip()
+    spans = [m for m in _MATH_SPAN.finditer(sentence)]
+    if spans and not sentence[spans[-1].end():].strip(" .,;*"):
+        last = next(g for g in spans[-1].groups() if g is not None)
+        prose = sentence[:spans[-1].start()]
+        if not prose.strip() or re.search(r"(?:\bis|=|\bare|\bequals|:)\s*$", prose):
+            return _strip_value(last) or None
+    stated = _LAST_WORD_IS.match(sentence)
+    value = _strip_value(sentence[stated.end():] if stated and sentence[stated.end():].strip() else sentence)
+    return value if _looks_like_answer(value) else None
+
+
+def _looks_like_answer(value: str) -> bool:
+    """A stated value, not prose: it has a digit or TeX, or is at most three words and not a judgement word."""
+    if not value or value.lower() in _NOT_AN_ANSWER:
+        return False
+    return bool(re.search(r"[\\\d^_=<>()\[\]{}]", value)) or len(value.split()) <= 3
+
+
+def last_phrase(text: str) -> tuple[int, str] | None:
+    """(position, value) of the last answer phrase that states a value ("Final Answer: 7", "The answer is $x$")."""
+    for match in list(_PHRASE.finditer(text))[::-1][:_PHRASES_TRIED]:
+        start = _PHRASE_SKIP.match(text, match.end()).end()
+        value = sentence_answer(text[start:_sentence_end(text, start)][:_MAX_SENTENCE])
+        if value is not None:
+            return match.start(), value
+        if text[start:start + 1] == "\\" and _BOX.match(text, start):
+            return None  # "Final Answer: \boxed{..}": the box speaks
+    return None
+
+
+def _last_sentence_start(text: str) -> int:
+    body = text.rstrip()
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)|\n\s*\n", body)]
+    ends = [e for e in ends if body[e:].strip(" .\n*")]
+    return ends[-1] if ends else 0
+
+
+def trailing_formula(text: str) -> str | None:
+    """The last formula, or else the number, of the reply's last sentence, when that sentence is finished (ends in
+    '.', '!' or a display formula) and the formula or number closes it (at most three words follow) or is its only
+    number and follows a verb that states it ("there are 12 sequences that ..."); a sentence that ends "is six." gives
+    the number word."""
+    body = text.rstrip()[-_TAIL:]
+    if not body or not (body.endswith((".", "!", "\\]", "$")) or body[-1].isdigit()):
+        return None
+    start = _last_sentence_start(body)
+    spans = [m for m in _MATH_SPAN.finditer(body) if m.end() > start]
+    if spans and _closes_sentence(body[spans[-1].end():]):
+        formula = next(g for g in spans[-1].groups() if g is not None).strip()
+        if "=" in formula and "," not in formula:
+            formula = formula.rsplit("=", 1)[1].strip()
+        return formula.rstrip(".,;").strip() or None
+    word = _STATED_WORD.search(body, start)
+    if word:
+        return word.group(1).lower()
+    numbers = list(_NUMBER.finditer(body, start))
+    closing = [m for m in numbers if _closes_sentence(body[m.end():])]
+    stated = len(numbers) == 1 and _STATES.search(body[start:numbers[0].start()])
+    chosen = closing[-1] if closing else numbers[0] if stated else None
+    return chosen.group(0).rstrip(",") if chosen else None
+
+
+def _closes_sentence(rest: str) -> bool:
+    return bool(re.fullmatch(r"[\s.,;!*]*(?:[A-Za-z]+[\s.,;!*]*){0,3}", rest))
+
+
+def reference_answer(reference: str) -> str:
+    """The reference as given, or its final box group when it is a worked solution ("... so $\\boxed{20}$ percent.")."""
+    group = last_box_group(reference)
+    return group[1] if group and group[1] else reference
+
+
+def final_answer(reply: str | None) -> str | None:
+    """The answer `reply` commits to (see the module docstring), or None."""
+    if not reply:
+        return None
+    text = visible_reply(reply)
+    if text is None:
+        return None
+    box = last_box_group(text)
+    phrase = last_phrase(text)
+    if box and (phrase is None or box[0] > phrase[0]):
+        return box[1] or None
+    if phrase:
+        return phrase[1]
+    return trailing_formula(text)

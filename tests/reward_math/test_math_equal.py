@@ -1,0 +1,59 @@
+"""Equivalence: the deliberate normalisations and the whole-string parse (no truncated-prefix matches)."""
+from __future__ import annotations
+
+import pytest
+
+from reward.math_equal import answers_equal, canonical, has_percent, to_sympy
+
+
+@pytest.mark.parametrize("answer, expected", [
+    (r"0.\overline{45}", r"\frac{5}{11}"),
+    (r"-1.2\overline{3}", r"-\frac{37}{30}"),
+    (r"\$16,\!386.20", "16386.20"),
+    (r"12{,}000", "12000"),
+    ("32, 349", "32, 349"),
+    (r"15\mbox{ cm}^2", "15"),
+    (r"3+4\mathrm{i}", "3+4i"),
+    (r"90^{\circ}", "90"),
+    (r"28\%", "28"),
+    (r"\boxed{\dfrac{1}{2}}", r"\frac{1}{2}"),
+    (r"x \in [1, 2]", "[1, 2]"),
+    (r"\text{Evelyn}", r"\text{Evelyn}"),
+    (r"6 \text{ and } 8", "6, 8"),
+])
+def test_canonical(answer, expected):
+    assert canonical(answer) == expected
+
+
+def test_percent_detection():
+    assert has_percent(r"20\%") and has_percent("20 percent") and not has_percent("20")
+
+
+@pytest.mark.parametrize("answer", [r"3+\frac{1}{", r"0.\overlin{45}", r"5)(", r"\frac{1}{2} \foo"])
+def test_whole_string_parse_or_nothing(answer):
+    """math-verify would keep a parsable prefix ("3", "0", "5"); the whole string must parse here."""
+    assert to_sympy(answer) is None
+
+
+@pytest.mark.parametrize("prediction, reference, equal", [
+    (r"0.\overline{45}", r"0.\overline{36}", False),
+    (r"0.\overline{36}", r"\frac{4}{11}", True),
+    (r"3+4\mathrm{i}", "7", False),
+    (r"3+\frac{1}{\mathrm{e}^2}", "3", False),
+    (r"25\%", r"\frac{1}{4}", True),
+    ("25", r"25\%", True),
+    (r"2\%", r"20\%", False),
+    (r"\text{(C)}", "C", True),
+    ("ab", "ba", False),
+    ("", "1", False),
+    (None, "1", False),
+    ("1", " ", False),
+])
+def test_answers_equal(prediction, reference, equal):
+    assert answers_equal(prediction, reference) is equal
+
+
+def test_model_output_is_never_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    payload = f"__import__('pathlib').Path({str(marker)!r}).touch()"
+    assert not answers_equal(payload, "1") and not marker.exists()
