@@ -97,12 +97,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[i
 
 def _load_problems(args: argparse.Namespace) -> list[MathProblem]:
     subjects = parse_subjects(args.subjects)
-    try:
-        problems, excluded = load_math(subjects, args.split, args.input, args.limit_per_subject)
-    except ConnectionError as e:
-        raise ValueError(f"could not load {HF_DATASET} from the Hugging Face hub ({e}). Offline? Pass a local file "
-                         "with --input problems.jsonl (records with `problem` and `answer` or `solution`; MATH, "
-                         "MATH-500 and subject-less records are read)") from None
+    # an unreadable input or an unreachable hub raises sdpo_data's InputError, naming --input and the dataset card
+    problems, excluded = load_math(subjects, args.split, args.input, args.limit_per_subject)
     if excluded:
         print(f"note: {len(excluded)} records left out (first: record {excluded[0][0]}: {excluded[0][1]})",
               file=sys.stderr)

@@ -120,10 +120,10 @@ def test_data_errors_before_any_model(tmp_path, engines, capsys, monkeypatch):
     def offline(*args, **kwargs):
         raise ConnectionError("cannot reach huggingface.co")
 
-    monkeypatch.setattr("sdpo_data.math_rows.load_records", offline)
+    monkeypatch.setattr("sdpo_data.sources.load_records", offline)
     assert math_eval.main(["--model", "model_a"]) == 2
     err = capsys.readouterr().err
-    assert "Offline? Pass a local file with --input" in err and "Traceback" not in err
+    assert "hub (a local copy: --input FILE)" in err and "datasets/math.md" in err and "Traceback" not in err
     assert engines[1] == []
 
 
