@@ -24,21 +24,23 @@ def test_inside_the_ray_job_the_units_come_from_rays_cpus_and_a_shortage_raises(
         tq_storage_units(8, 1, 1, None)
 
 
-def _main_ppo(*overrides: str) -> subprocess.CompletedProcess:
-    """verl's real entry point; before the fix both cases below waited forever in TransferQueue start-up."""
-    return subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", "+recipe=sdpo_demo", *overrides],
+def _main_ppo(run_dir, *overrides: str) -> subprocess.CompletedProcess:
+    """verl's real entry point (Hydra's run folder under `run_dir`, not the checkout); before the fix both cases
+    below waited forever in TransferQueue start-up."""
+    return subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", "+recipe=sdpo_demo",
+                           f"hydra.run.dir={run_dir}", *overrides],
                           capture_output=True, text=True, timeout=240, check=False)
 
 
-def test_a_typo_fails_before_ray_starts():
-    proc = _main_ppo("+data.max_prompt_len=5")
+def test_a_typo_fails_before_ray_starts(tmp_path):
+    proc = _main_ppo(tmp_path, "+data.max_prompt_len=5")
     assert proc.returncode != 0
     assert "data.max_prompt_len" in proc.stderr and "did you mean: max_prompt_length" in proc.stderr
     assert "ray init kwargs" not in proc.stdout   # verl prints this line just before ray.init
 
 
-def test_too_few_cpus_fail_before_ray_starts_naming_the_override():
-    proc = _main_ppo("ray_kwargs.ray_init.num_cpus=4", f"{UNITS_KEY}=2")
+def test_too_few_cpus_fail_before_ray_starts_naming_the_override(tmp_path):
+    proc = _main_ppo(tmp_path, "ray_kwargs.ray_init.num_cpus=4", f"{UNITS_KEY}=2")
     assert proc.returncode != 0
     assert "TooFewCPUsError" in proc.stderr and "ray_kwargs.ray_init.num_cpus=7" in proc.stderr
     assert "ray init kwargs" not in proc.stdout
