@@ -99,6 +99,24 @@ def failed_to_run(run: ToolRun, what: str, timeout_s: float) -> str | None:
     return None
 
 
+def uncaught_reason(run: ToolRun, tool: str, ok_line: str, ok_output: str,
+                    timeout_s: float) -> tuple[Status, str] | str:
+    """What every tool whose Lean `main` throws on failure shares: infra when it did not run or timed out; exit 0
+    confirms only with its success line `ok_line` in `ok_output`; else its `uncaught exception:` reason, returned as
+    a str for the tool's own classification (infra when it gave none)."""
+    failed = failed_to_run(run, tool, timeout_s)
+    if failed:
+        return "infra", failed
+    if run.returncode == 0:
+        if ok_line in ok_output:
+            return "confirmed", ok_line
+        return "infra", f"{tool} exited 0 without `{ok_line}`: {run.tail(300)}"
+    m = UNCAUGHT.search(run.stderr)
+    if m is None:
+        return "infra", f"{tool} exited {run.returncode} without a reason: {run.tail()}"
+    return m.group(1).strip()
+
+
 def parse_command(text: str) -> list[str]:
     """A tool command line (shell-split); ValueError when empty."""
     argv = shlex.split(text)

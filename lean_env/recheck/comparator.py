@@ -12,7 +12,7 @@ import re
 
 from lean_env.assemble import arrange, split_header
 from lean_env.judge import ALLOWED_AXIOMS
-from lean_env.recheck.common import UNCAUGHT, RecheckJob, Status, ToolConfig, ToolRun, failed_to_run, run_tool
+from lean_env.recheck.common import RecheckJob, Status, ToolConfig, ToolRun, run_tool, uncaught_reason
 from lean_env.screen import ScreenResult
 
 COMPARATOR_OK = "Your solution is okay!"
@@ -44,17 +44,9 @@ def classify_comparator(run: ToolRun, challenge_module: str, timeout_s: float) -
     from the challenge, is infra; the solution failing to build rejects (lake's errors are in the output); exporting
     the built solution failing is infra (a lean4export problem); a failure after both exports (statements differ,
     an illegal axiom, the kernel rejects) rejects with comparator's reason."""
-    failed = failed_to_run(run, "comparator", timeout_s)
-    if failed:
-        return "infra", failed
-    if run.returncode == 0:
-        if COMPARATOR_OK in run.stdout:
-            return "confirmed", COMPARATOR_OK
-        return "infra", f"comparator exited 0 without `{COMPARATOR_OK}`: {run.tail(300)}"
-    m = UNCAUGHT.search(run.stderr)
-    if m is None:
-        return "infra", f"comparator exited {run.returncode} without a reason: {run.tail()}"
-    reason = m.group(1).strip()
+    reason = uncaught_reason(run, "comparator", COMPARATOR_OK, run.stdout, timeout_s)
+    if not isinstance(reason, str):
+        return reason
     stages = [("build", b) if b else ("export", e) for b, e in _STAGE.findall(run.stdout)]
     if not stages:
         return "infra", f"comparator failed before building anything: {reason}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lean_env.recheck.common import UNCAUGHT, RecheckJob, Status, ToolConfig, ToolRun, failed_to_run, run_tool
+from lean_env.recheck.common import RecheckJob, Status, ToolConfig, ToolRun, run_tool, uncaught_reason
 from lean_env.recheck.comparator import comparator_sources
 from lean_env.recheck.compile import Compiled, compile_module
 from lean_env.screen import ScreenResult
@@ -29,17 +29,9 @@ _REPLAYING = re.compile(r"^Replaying (.+)$", re.MULTILINE)
 def classify_safeverify(run: ToolRun, target: Path, timeout_s: float) -> tuple[Status, str]:
     """SafeVerify's outcome: exit 0 with its success line confirms; a check or kernel failure on the submission
     rejects with its findings; a failure while replaying the trusted target, or any other exception, is infra."""
-    failed = failed_to_run(run, "SafeVerify", timeout_s)
-    if failed:
-        return "infra", failed
-    if run.returncode == 0:
-        if SAFEVERIFY_OK in run.stderr:
-            return "confirmed", SAFEVERIFY_OK
-        return "infra", f"SafeVerify exited 0 without `{SAFEVERIFY_OK}`: {run.tail(300)}"
-    m = UNCAUGHT.search(run.stderr)
-    if m is None:
-        return "infra", f"SafeVerify exited {run.returncode} without a reason: {run.tail()}"
-    reason = m.group(1).strip()
+    reason = uncaught_reason(run, "SafeVerify", SAFEVERIFY_OK, run.stderr, timeout_s)
+    if not isinstance(reason, str):
+        return reason
     replaying = _REPLAYING.findall(run.stderr)
     if not reason.startswith(_VERDICT_REASONS) or (replaying and replaying[-1].strip() == str(target)
                                                    and not reason.startswith("SafeVerify check failed")):
