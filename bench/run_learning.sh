@@ -17,7 +17,7 @@ OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
 LEARN_DIR=${LEARN_DIR:-/tmp/learning}
 STEPS=${STEPS:-16}
 RUNS=${RUNS:-"grpo:1 grpo:2 sdpo:1 sdpo:2 sdpo_confident:1 sdpo_confident:2 srpo:1 srpo:2 sc_sdpo:1 sc_sdpo:2"}
-RUN_TIMEOUT=${RUN_TIMEOUT:-1150}; WATCH_S=${WATCH_S:-540}; WAIT_S=${WAIT_S:-560}
+RUN_TIMEOUT=${RUN_TIMEOUT:-1500}; WATCH_S=${WATCH_S:-540}; WAIT_S=${WAIT_S:-560}
 export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
 export SDPO_OUTPUT_DIR=$LEARN_DIR/runs
 
@@ -26,6 +26,8 @@ recipe_of() {  # algo -> "+recipe=... [overrides]"
     grpo) echo "+recipe=grpo_demo" ;;
     sdpo) echo "+recipe=sdpo_demo" ;;
     sdpo_confident) echo "+recipe=sdpo_demo actor_rollout_ref.actor.sdpo.token_weighting=confident" ;;
+    sdpo_short_template) echo "+recipe=sdpo_demo" \
+      'actor_rollout_ref.actor.sdpo.reprompt.reprompt_template="{prompt}{solution}{feedback}"' ;;  # no last line
     srpo) echo "+recipe=srpo_demo" ;;
     sc_sdpo) echo "+recipe=sc_sdpo_demo" ;;
     *) echo "unknown algo $1" >&2; return 1 ;;

@@ -84,7 +84,11 @@ class SDPOLoss:
         sample_of_row = torch.repeat_interleave(torch.arange(len(response_lens)), response_lens.cpu())
         keep = active[sample_of_row].to(logits.device)
         zeros = lambda: torch.zeros(nnz, dtype=torch.float32, device=logits.device)  # noqa: E731
-        div_rows, teacher_token_rows, teacher_entropy_rows, student_entropy_rows = zeros(), zeros(), zeros(), zeros()
+        teacher_token_rows, teacher_entropy_rows, student_entropy_rows = zeros(), zeros(), zeros()
+        # Zero, yet attached to the student's graph: a micro-batch with no distilled sample must still give verl's
+        # engine a loss it can call backward() on (it crashed SC-SDPO at step 15 of the demo when every sample of a
+        # micro-batch had distillation weight 0).
+        div_rows = logits[:, 0].float() * 0.0
         self._teacher_seconds = 0.0
         if bool(active.any()):
             labels = torch.cat([r for r, a in zip(responses.unbind(), active.tolist()) if a]).to(logits.device)

@@ -105,3 +105,21 @@ def test_confident_weighting_keeps_only_tokens_where_the_teacher_is_surer(model)
     assert metrics["sdpo/token_weight_mean"] == pytest.approx(float((h_t[rows] <= h_s[rows]).float().mean()))
     assert metrics["sdpo/teacher_flatter_fraction"] == pytest.approx(1 - metrics["sdpo/token_weight_mean"])
     assert metrics["sdpo/student_entropy"] == pytest.approx(float(h_s[rows].mean()), rel=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["sdpo", "sc_sdpo"])
+def test_a_micro_batch_without_distilled_samples_still_backpropagates(model, variant):
+    """verl calls backward() on every micro-batch's loss: with no sample to distil it must be a zero attached to the
+    graph, not a constant (SC-SDPO crashed on the GPU with "element 0 of tensors does not require grad")."""
+    data, prompts, responses, _ = make_batch([0, 0, 0], distill_weight=[0.0, 0.0, 0.0])
+    lengths = [len(p) + len(r) for p, r in zip(prompts, responses)]
+    student_logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach()
+    student_logits.requires_grad_(True)
+    loss_fn = sdpo_loss(model, variant=variant)
+    out = loss_fn(student_logits=student_logits.unsqueeze(0), data=data)
+    model_output = {"log_probs": nested([torch.zeros(n) for n in lengths]),
+                    **{k: nested(list(v.squeeze(0).split(lengths))) for k, v in out.items()}}
+    total, _ = loss_fn(model_output=model_output, data=data)
+    total.backward()
+    assert total.item() == 0.0
+    assert torch.count_nonzero(student_logits.grad) == 0
