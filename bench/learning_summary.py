@@ -116,8 +116,8 @@ def plot(runs: list[dict], path: Path, title: str, rows_by_algo: dict[str, dict]
                     high.append(max(vals))
             if xs:
                 done = len(rows_by_algo[algo]["seeds_complete"])
-                label = f"{algo} ({done} of {len(group)} seeds to step {final})"
-                ax.plot(xs, mean, marker="o", ms=3, color=f"C{i}", label=label)
+                legend = f"{algo} ({done} of {len(group)} seeds to step {final})"
+                ax.plot(xs, mean, marker="o", ms=3, color=f"C{i}", label=legend)
                 ax.fill_between(xs, low, high, color=f"C{i}", alpha=0.2)
         ax.set_title(label)
         ax.set_xlabel("step")
