@@ -62,23 +62,41 @@ isolate_dir() {  # run name -> its private /tmp, with links to the shared folder
   echo "$priv"
 }
 
+start_run() {  # "<algo>:<seed>" -> a detached run; its pid is recorded in $LEARN_DIR/<name>.pid and runs.txt
+  local algo=${1%%:*} seed=${1##*:}; local name=${algo}_s${seed}
+  local prefix=()
+  if [ $ISOLATE_OK = 1 ]; then prefix=("${ISOLATE[@]}" "$(isolate_dir "$name")");
+  else echo "WARNING: unshare -m refused: $name shares /tmp with the other runs"; fi
+  # shellcheck disable=SC2046
+  VERL_FILE_LOGGER_PATH=$LEARN_DIR/$name.jsonl setsid nohup timeout "$RUN_TIMEOUT" "${prefix[@]}" \
+    python3 -m verl.trainer.main_ppo $(recipe_of "$algo") trainer.total_training_steps=$STEPS \
+    data.seed=$seed actor_rollout_ref.rollout.seed=$seed trainer.experiment_name=$name "${SHARED[@]}" \
+    > "$LEARN_DIR/$name.log" 2>&1 < /dev/null &
+  echo $! > "$LEARN_DIR/$name.pid"
+  echo "$name pid=$! started $(date +%T)" | tee -a "$LEARN_DIR/runs.txt"
+}
+
+restart_port_clashes() {
+  # Runs side by side share the host's network namespace: torch.distributed's rendezvous port, drawn free by one run,
+  # can be taken by another before it binds (EADDRINUSE, seen once in 14 runs). Such a run dies before its first
+  # step; start it once more (a later clash is left dead and shows in the summary as a missing seed).
+  local run name
+  for run in $RUNS; do
+    name=${run%%:*}_s${run##*:}
+    [ -f "$LEARN_DIR/$name.pid" ] && ! kill -0 "$(cat "$LEARN_DIR/$name.pid")" 2>/dev/null || continue
+    [ -s "$LEARN_DIR/$name.jsonl" ] || [ -f "$LEARN_DIR/$name.restarted" ] && continue
+    grep -q EADDRINUSE "$LEARN_DIR/$name.log" 2>/dev/null || continue
+    mv "$LEARN_DIR/$name.log" "$LEARN_DIR/$name.clash.log"; touch "$LEARN_DIR/$name.restarted"
+    echo "$name: rendezvous port clash (EADDRINUSE) before step 0, restarting" | tee -a "$LEARN_DIR/runs.txt"
+    start_run "$run"
+  done
+}
+
 launch() {
   rm -rf "$LEARN_DIR"; mkdir -p "$LEARN_DIR"
   [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" | tail -1
   python3 -m sdpo_data.demo data --out-dir "$SDPO_DEMO_DATA_DIR" | tail -2
-  for run in $RUNS; do
-    local algo=${run%%:*} seed=${run##*:}; local name=${algo}_s${seed}
-    # shellcheck disable=SC2046
-    local prefix=()
-    if [ $ISOLATE_OK = 1 ]; then prefix=("${ISOLATE[@]}" "$(isolate_dir "$name")");
-    else echo "WARNING: unshare -m refused: $name shares /tmp with the other runs"; fi
-    VERL_FILE_LOGGER_PATH=$LEARN_DIR/$name.jsonl setsid nohup timeout "$RUN_TIMEOUT" "${prefix[@]}" \
-      python3 -m verl.trainer.main_ppo $(recipe_of "$algo") trainer.total_training_steps=$STEPS \
-      data.seed=$seed actor_rollout_ref.rollout.seed=$seed trainer.experiment_name=$name "${SHARED[@]}" \
-      > "$LEARN_DIR/$name.log" 2>&1 < /dev/null &
-    echo "$name pid=$! started $(date +%T)" | tee -a "$LEARN_DIR/runs.txt"
-    sleep 3
-  done
+  for run in $RUNS; do start_run "$run"; sleep 3; done
   nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 10 > "$LEARN_DIR/nvsmi.csv" 2>&1 &
   local until=$((SECONDS + WATCH_S))
   while [ $SECONDS -lt $until ] && pgrep -f verl.trainer.main_ppo > /dev/null; do sleep 20; progress; done
@@ -94,7 +112,8 @@ all() {  # launch and collect in one call; the summary is refreshed every minute
   pack
 }
 
-progress() {  # last step each run logged
+progress() {  # last step each run logged (and a restart for a run that lost its rendezvous port)
+  restart_port_clashes
   local line=""
   for f in "$LEARN_DIR"/*.jsonl; do [ -f "$f" ] && line+="$(basename "$f" .jsonl):$(tail -n 1 "$f" | cut -c1-12 | tr -dc 0-9) "; done
   echo "$(date +%T) steps: $line"
