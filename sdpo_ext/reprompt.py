@@ -271,18 +271,6 @@ def fit_teacher_prompt(
     return FittedPrompt(best_ids, best)
 
 
-def tokenize_teacher_prompt(
-    tokenizer: Any,
-    student_messages: Sequence[Mapping[str, Any]],
-    signal: TeacherSignal,
-    cfg: RepromptConfig,
-    chat_template_kwargs: Mapping[str, Any] | None = None,
-) -> list[int] | None:
-    """Teacher prompt token ids (chat template, generation prompt) within max_reprompt_len, or None
-    when the sample is masked or cannot fit (see ``fit_teacher_prompt`` for the shortening rule)."""
-    return fit_teacher_prompt(tokenizer, student_messages, signal, cfg, chat_template_kwargs).ids
-
-
 def _fraction(count: int, total: int) -> float:
     return count / total if total else 0.0
 
