@@ -64,8 +64,8 @@ isolate_dir() {  # run name -> its private /tmp, with links to the shared folder
 
 launch() {
   rm -rf "$LEARN_DIR"; mkdir -p "$LEARN_DIR"
-  [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" | tail -1
-  python3 -m sdpo_data.demo data --out-dir "$SDPO_DEMO_DATA_DIR" | tail -2
+  [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" | tail -1
+  python3 -m sdpo_data.addition_rows --out-dir "$SDPO_DEMO_DATA_DIR" | tail -2
   for run in $RUNS; do
     local algo=${run%%:*} seed=${run##*:}; local name=${algo}_s${seed}
     # shellcheck disable=SC2046

@@ -137,7 +137,7 @@ def test_a_resumed_trainer_continues_the_attempt_counts_of_its_checkpoint(tmp_pa
 def test_ttrl_dataset_selects_one_theorem_by_name(tmp_path, smollm2_tokenizer):
     from omegaconf import OmegaConf
 
-    from sdpo_data.demo import write_data
+    from sdpo_data.addition_rows import write_data
     from sdpo_ext.ttrl_dataset import TheoremFilterDataset
 
     train, test = write_data(tmp_path, n_train=12, n_test=4)
