@@ -32,7 +32,7 @@ from verl.utils.metric import reduce_metrics
 from verl.utils.py_functional import rename_dict
 
 from attempts.log import AttemptLog
-from sdpo_ext.alignment import jagged
+from sdpo_ext.packed_rows import jagged
 from sdpo_ext.recipe_check import check_config_keys
 from sdpo_ext.reprompt import build_teacher_batch
 from sdpo_ext.routing import sample_weights

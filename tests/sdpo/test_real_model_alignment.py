@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sdpo_ext.alignment import response_logit_rows
+from sdpo_ext.packed_rows import response_logit_rows
 from sdpo_ext.loss import divergence, gather_logp
 from sdpo_ext.reprompt import RepromptConfig, build_teacher_batch, render_prompt_ids
 
