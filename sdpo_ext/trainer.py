@@ -33,10 +33,9 @@ from verl.utils.py_functional import rename_dict
 
 from attempts.log import AttemptLog
 from sdpo_ext.packed_rows import jagged
-from sdpo_ext.recipe_check import check_config_keys
 from sdpo_ext.reprompt import build_teacher_batch
 from sdpo_ext.routing import sample_weights
-from sdpo_ext.sdpo_checks import sdpo_setting_errors
+from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
 from sdpo_ext.val_metrics import validation_pass_at_k
 
 logger = logging.getLogger(__name__)
