@@ -36,3 +36,5 @@ def test_trainer_adds_pass_at_k_to_verls_validation_metrics():
     assert m["val-core/minif2f/pass@1"] == pytest.approx((1 / 4 + 0) / 2)
     assert m["val-core/minif2f/pass@4"] == pytest.approx(1.0)
     assert m["val-core/minif2f/pass@2"] == pytest.approx((0.5 + 0) / 2)
+    assert m["val-aux/minif2f/infra_fraction"] == pytest.approx(1 / 8)   # the one name of the infra share
+    assert not [key for key in m if "/infra/" in key]                    # verl's summary of the infra flag is dropped
