@@ -4,7 +4,7 @@
     python bench/demo_teacher_signal.py --model /tmp/smollm2 --prompts 32 --out bench/results/demo_teacher_signal.json
 
 For each addition prompt (the demo's training rows, `sdpo_data.addition_rows.addition_rows`) it samples n answers from the base model (the recipe's sampling: T 1.0, top-p 1), judges
-them with `reward.addition.judge`, and builds each failed answer's teacher context with the trainer's own code
+them with `reward.addition.grade_reply`, and builds each failed answer's teacher context with the trainer's own code
 (`select_teacher_signals`, `build_teacher_messages`, default `RepromptConfig`). For every failed answer it then
 measures, under the student (plain prompt) and under the teacher (same weights, teacher context):
   - log p(correct answer) = sum of the log-probs of the tokens of the correct number as the whole response;
@@ -21,7 +21,7 @@ from statistics import mean
 
 import torch
 
-from reward.addition import judge
+from reward.addition import grade_reply
 from sdpo_data.addition_rows import addition_rows
 from sdpo_ext.loss import gather_logp
 from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
@@ -61,7 +61,7 @@ def main() -> None:
             out = model.generate(torch.tensor([prompt_ids] * args.n), do_sample=True, temperature=1.0, top_p=1.0,
                                  max_new_tokens=args.max_new_tokens, pad_token_id=tok.eos_token_id)
         responses = [tok.decode(o[len(prompt_ids):], skip_special_tokens=True) for o in out]
-        verdicts = [judge(r, target) for r in responses]
+        verdicts = [grade_reply(r, target) for r in responses]
         solved += sum(v["score"] >= 1.0 for v in verdicts)
         signals = select_teacher_signals([p] * args.n, [v["score"] for v in verdicts], responses,
                                          [v["feedback"] for v in verdicts], [False] * args.n, cfg)
