@@ -22,10 +22,10 @@ without the callback) and 2, before any worker starts.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator, Mapping
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
