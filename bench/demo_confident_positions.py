@@ -1,10 +1,10 @@
 """Where is the demo's teacher flatter than its student, and what does `token_weighting=confident` keep? (CPU)
 
-    python -m sdpo_data.demo model --out-dir /tmp/smollm2
+    python -m sdpo_data.smollm2 --out-dir /tmp/smollm2
     python bench/demo_confident_positions.py --model /tmp/smollm2 --prompts 32 --out bench/results/demo_confident_positions.json
 
 Samples n replies per addition prompt from the base model (T 1.0, the recipe's sampling), judges them with
-`reward.demo.judge` and builds every failed reply's teacher context with the trainer's own code (default
+`reward.addition.grade_reply` and builds every failed reply's teacher context with the trainer's own code (default
 `RepromptConfig`, so a successful sibling's reply when there is one, else the feedback). For each response position of
 the failed replies it scores the SAME tokens under the student (plain prompt) and the teacher (same weights, teacher
 context), and reports per kind of position (the reply's first token, tokens holding a digit, the end-of-turn token,
@@ -23,8 +23,8 @@ from statistics import mean
 
 import torch
 
-from reward.demo import judge
-from sdpo_data.demo import addition_rows
+from reward.addition import grade_reply
+from sdpo_data.addition_rows import addition_rows
 from sdpo_ext.loss import entropy, gather_logp
 from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
 
@@ -47,7 +47,7 @@ def position_kind(index: int, token: str, end_id: int, token_id: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="HF folder of SmolLM2-135M-Instruct (sdpo_data.demo model)")
+    parser.add_argument("--model", required=True, help="HF folder of SmolLM2-135M-Instruct (python -m sdpo_data.smollm2)")
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--n", type=int, default=8, help="samples per prompt (the demo recipe's rollout.n)")
     parser.add_argument("--max-new-tokens", type=int, default=64)
@@ -72,7 +72,7 @@ def main() -> None:
         response_ids = [o[len(prompt_ids):].tolist() for o in out]
         response_ids = [r[: r.index(tok.eos_token_id) + 1] if tok.eos_token_id in r else r for r in response_ids]
         texts = [tok.decode(r, skip_special_tokens=True) for r in response_ids]
-        verdicts = [judge(t, target) for t in texts]
+        verdicts = [grade_reply(t, target) for t in texts]
         signals = select_teacher_signals([p] * args.n, [v["score"] for v in verdicts], texts,
                                          [v["feedback"] for v in verdicts], [False] * args.n, cfg)
         for ids, verdict, signal in zip(response_ids, verdicts, signals):

@@ -1,10 +1,10 @@
 """Does the demo's SDPO teacher know more than its student? A CPU diagnostic for the flat SDPO demo curve.
 
-    python -m sdpo_data.demo model --out-dir /tmp/smollm2
+    python -m sdpo_data.smollm2 --out-dir /tmp/smollm2
     python bench/demo_teacher_signal.py --model /tmp/smollm2 --prompts 32 --out bench/results/demo_teacher_signal.json
 
-For each addition prompt (the demo's training rows, `sdpo_data.demo.addition_rows`) it samples n answers from the base model (the recipe's sampling: T 1.0, top-p 1), judges
-them with `reward.demo.judge`, and builds each failed answer's teacher context with the trainer's own code
+For each addition prompt (the demo's training rows, `sdpo_data.addition_rows.addition_rows`) it samples n answers from the base model (the recipe's sampling: T 1.0, top-p 1), judges
+them with `reward.addition.grade_reply`, and builds each failed answer's teacher context with the trainer's own code
 (`select_teacher_signals`, `build_teacher_messages`, default `RepromptConfig`). For every failed answer it then
 measures, under the student (plain prompt) and under the teacher (same weights, teacher context):
   - log p(correct answer) = sum of the log-probs of the tokens of the correct number as the whole response;
@@ -21,8 +21,8 @@ from statistics import mean
 
 import torch
 
-from reward.demo import judge
-from sdpo_data.demo import addition_rows
+from reward.addition import grade_reply
+from sdpo_data.addition_rows import addition_rows
 from sdpo_ext.loss import gather_logp
 from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
 
@@ -37,7 +37,7 @@ def response_logprob(model, prompt_ids: list[int], response_ids: list[int]) -> f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="HF folder of SmolLM2-135M-Instruct (sdpo_data.demo model)")
+    parser.add_argument("--model", required=True, help="HF folder of SmolLM2-135M-Instruct (python -m sdpo_data.smollm2)")
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--n", type=int, default=8, help="samples per prompt (the demo recipe's rollout.n)")
     parser.add_argument("--max-new-tokens", type=int, default=32)
@@ -61,7 +61,7 @@ def main() -> None:
             out = model.generate(torch.tensor([prompt_ids] * args.n), do_sample=True, temperature=1.0, top_p=1.0,
                                  max_new_tokens=args.max_new_tokens, pad_token_id=tok.eos_token_id)
         responses = [tok.decode(o[len(prompt_ids):], skip_special_tokens=True) for o in out]
-        verdicts = [judge(r, target) for r in responses]
+        verdicts = [grade_reply(r, target) for r in responses]
         solved += sum(v["score"] >= 1.0 for v in verdicts)
         signals = select_teacher_signals([p] * args.n, [v["score"] for v in verdicts], responses,
                                          [v["feedback"] for v in verdicts], [False] * args.n, cfg)

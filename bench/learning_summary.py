@@ -2,7 +2,7 @@
 
 Reads verl's per-step metrics (FileLogger JSON lines, one file per run named <algo>_s<seed>.jsonl). Validation
 (every trainer.test_freq steps and before training) samples 8 replies per held-out prompt at T 1.0:
-val_reward = mean@8 of the score, content_accuracy = mean@8 of reward.demo's length-independent content check,
+val_reward = mean@8 of the score, content_accuracy = mean@8 of reward.addition's length-independent content check,
 val_majority = maj@8 (majority vote over the 8 answers, a stand-in for the greedy answer). Training-side series
 (reply length, cap rate, entropies, SDPO terms) are per training step.
 

@@ -23,7 +23,7 @@ def build_model(model_dir: Path) -> None:
     import torch
     from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
 
-    from sdpo_data.demo import smollm2_gguf
+    from sdpo_data.smollm2 import smollm2_gguf
 
     gguf = smollm2_gguf()
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)

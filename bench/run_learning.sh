@@ -94,8 +94,8 @@ restart_port_clashes() {
 
 launch() {
   rm -rf "$LEARN_DIR"; mkdir -p "$LEARN_DIR"
-  [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" | tail -1
-  python3 -m sdpo_data.demo data --out-dir "$SDPO_DEMO_DATA_DIR" | tail -2
+  [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" | tail -1
+  python3 -m sdpo_data.addition_rows --out-dir "$SDPO_DEMO_DATA_DIR" | tail -2
   for run in $RUNS; do start_run "$run"; sleep 3; done
   nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 10 > "$LEARN_DIR/nvsmi.csv" 2>&1 &
   local until=$((SECONDS + WATCH_S))

@@ -9,7 +9,7 @@ OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
 PROBLEMS=${PROBLEMS:-toy_add_7_5,toy_mul_6_7}; BUDGET=${BUDGET:-48}; METHODS=${METHODS:-sdpo}; RUN_TIMEOUT=${RUN_TIMEOUT:-420}
 export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
 RUNS=${RUNS:-/tmp/ttrl_toy}
-[ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.demo model --out-dir "$SDPO_DEMO_MODEL" 2>&1 | tail -1
+[ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" 2>&1 | tail -1
 python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
 . "$(dirname "$0")/share_gpu.sh"  # sets CONCURRENT and, when it is 1, the shared-GPU overrides `share`
 sweep() {  # one discovery sweep over the given methods and problems

@@ -30,7 +30,7 @@ def main() -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from sdpo_data.demo import smollm2_gguf
+    from sdpo_data.smollm2 import smollm2_gguf
     from sdpo_eval.prover_eval import Verifier, load_problems
 
     gguf = smollm2_gguf()

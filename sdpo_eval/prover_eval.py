@@ -23,8 +23,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+from attempts.log import AttemptLog
+from attempts.pass_at_k import pass_at_k
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
-from sdpo_eval.stats import pass_at_k
 
 MAX_ALL_INFRA_BATCHES = 3  # best-of-k gives up on a problem after this many batches that were entirely infra
 
@@ -147,8 +148,6 @@ def _best_of_k_one(problem: dict[str, Any], engine: Engine, params: SamplingPara
 def _attempt_log(path: str | None, method: str, seed: int, run_id: str | None = None):
     if not path:
         return None
-    from sdpo_ext.attempt_log import AttemptLog
-
     return AttemptLog(path=path, method=method, run_id=run_id or f"{method}-{uuid.uuid4().hex[:8]}", seed=seed)
 
 

@@ -3,7 +3,6 @@
 - Wilson score interval for one proportion.
 - Newcombe (1998, "Improved confidence intervals for the difference between binomial proportions
   based on paired data", method 10) interval for the difference of two paired proportions.
-- Unbiased pass@k (Chen et al. 2021), from sdpo_ext.val_metrics (also used by training validation).
 - Percentile bootstrap interval of a mean (resampling the units, e.g. problems, with replacement).
 - discovery@k: fraction of problems whose first valid attempt has index <= k (averaged over runs
   when a problem has several), with a percentile bootstrap over problems.
@@ -15,8 +14,6 @@ from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
-
-from sdpo_ext.val_metrics import pass_at_k  # noqa: F401  (one formula, shared with training validation)
 
 
 def _z(confidence: float) -> float:

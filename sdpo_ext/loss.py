@@ -191,36 +191,6 @@ def gather_logp(logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.
     return _GatheredLogSoftmax.apply(logits, ids, temperature, chunk_rows or max(1, logits.shape[0]))
 
 
-def topk_support(
-    student_logits: torch.Tensor,
-    teacher_logits: torch.Tensor,
-    k: int | None,
-    temperature: float = 1.0,
-    chunk_rows: int | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(student_logp, teacher_logp), both [N, k] fp32 (or [N, V] when ``k`` is None).
-
-    Both are log_softmax(logits / T) over the FULL vocabulary; with top-K, the ids are the
-    student's top-k and the teacher is gathered at the same ids. The teacher side is computed
-    without autograd. ``chunk_rows`` bounds the fp32 working set to chunk_rows × V.
-    """
-    _check_logits("student_logits", student_logits)
-    _check_logits("teacher_logits", teacher_logits)
-    if student_logits.shape != teacher_logits.shape:
-        raise ValueError(f"student and teacher logits must share a shape, got {tuple(student_logits.shape)} vs {tuple(teacher_logits.shape)}")
-    if chunk_rows is not None and chunk_rows < 1:
-        raise ValueError(f"chunk_rows must be >= 1 or None, got {chunk_rows}")
-    if k is None:
-        student = full_log_softmax(student_logits, temperature, chunk_rows)
-        with torch.no_grad():
-            teacher = full_log_softmax(teacher_logits.detach(), temperature, chunk_rows)
-        return student, teacher
-    student, ids = student_topk(student_logits, k, temperature, chunk_rows)
-    with torch.no_grad():
-        teacher = gather_logp(teacher_logits.detach(), ids, temperature, chunk_rows)
-    return student, teacher
-
-
 def token_advantage(student_token_logp: torch.Tensor, teacher_token_logp: torch.Tensor) -> torch.Tensor:
     """Per-token advantage of the sampled-token variant: A_t = log pT(y_t) − log pS(y_t), detached."""
     if student_token_logp.shape != teacher_token_logp.shape:
@@ -343,22 +313,6 @@ def aggregate_loss(
     if mode == "seq-mean-token-sum-norm":
         loss = loss / (loss_mask.shape[-1] if loss_scale_factor is None else loss_scale_factor)
     return loss
-
-
-def hybrid_advantage(grpo_advantage: torch.Tensor, sdpo_advantage: torch.Tensor, lam: float, clip: float | None = None) -> torch.Tensor:
-    """Paper eq. 3: A = λ·A_GRPO + (1−λ)·A_SDPO, optionally clamped to [−clip, clip] (the paper's
-    test-time "clip advantages 5.0"). Not in the authors' code. Detached (advantages are weights)."""
-    lam = float(lam)
-    if not 0.0 <= lam <= 1.0:
-        raise ValueError(f"lam must be in [0, 1], got {lam}")
-    if grpo_advantage.shape != sdpo_advantage.shape:
-        raise ValueError(f"advantage shapes differ: {tuple(grpo_advantage.shape)} vs {tuple(sdpo_advantage.shape)}")
-    out = lam * _as_float(grpo_advantage.detach()) + (1.0 - lam) * _as_float(sdpo_advantage.detach())
-    if clip is not None:
-        if not float(clip) > 0.0:
-            raise ValueError(f"clip must be > 0 or None, got {clip}")
-        out = out.clamp(-float(clip), float(clip))
-    return out
 
 
 def pass_rate_weights(pass_rate: torch.Tensor) -> torch.Tensor:

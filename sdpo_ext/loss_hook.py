@@ -21,7 +21,7 @@ from verl.utils.metric import AggregationType, Metric
 from verl.workers.utils.losses import ppo_loss
 from verl.workers.utils.padding import no_padding_2_padding
 
-from sdpo_ext.alignment import response_logit_rows
+from sdpo_ext.packed_rows import response_logit_rows
 from sdpo_ext.config import SDPOActorConfig
 from sdpo_ext.loss import (
     aggregate_loss,

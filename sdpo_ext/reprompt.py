@@ -271,18 +271,6 @@ def fit_teacher_prompt(
     return FittedPrompt(best_ids, best)
 
 
-def tokenize_teacher_prompt(
-    tokenizer: Any,
-    student_messages: Sequence[Mapping[str, Any]],
-    signal: TeacherSignal,
-    cfg: RepromptConfig,
-    chat_template_kwargs: Mapping[str, Any] | None = None,
-) -> list[int] | None:
-    """Teacher prompt token ids (chat template, generation prompt) within max_reprompt_len, or None
-    when the sample is masked or cannot fit (see ``fit_teacher_prompt`` for the shortening rule)."""
-    return fit_teacher_prompt(tokenizer, student_messages, signal, cfg, chat_template_kwargs).ids
-
-
 def _fraction(count: int, total: int) -> float:
     return count / total if total else 0.0
 
@@ -302,8 +290,8 @@ def build_teacher_batch(
     the batch unless stated): success_group_fraction (uid groups with a non-infra success),
     success_sample_fraction (own score ≥ threshold), feedback_available_fraction,
     feedback_used_fraction, demonstration_used_fraction, reprompt_sample_fraction (has a teacher
-    signal), truncated_fraction (shortened to fit), too_long_fraction (masked: could not fit),
-    infra_fraction. The used/reprompt fractions are after fitting."""
+    signal), truncated_fraction (shortened to fit), too_long_fraction (masked: could not fit). The used/reprompt
+    fractions are after fitting. The infra share is the trainer's `sdpo_lean/infra_fraction` (one name per quantity)."""
     if len(student_messages) != len(uids):
         raise ValueError(f"student_messages has {len(student_messages)} entries, uids {len(uids)}")
     signals = select_teacher_signals(uids, scores, responses, feedbacks, infra, cfg)
@@ -322,7 +310,6 @@ def build_teacher_batch(
         "reprompt_sample_fraction": _fraction(sum(s.active for s in signals), n),
         "truncated_fraction": _fraction(sum(s.active and s.truncated for s in signals), n),
         "too_long_fraction": _fraction(sum(s.masked_reason == "too_long" for s in signals), n),
-        "infra_fraction": _fraction(sum(s.infra for s in signals), n),
     }
     return TeacherBatch(
         prompt_ids=[f.ids for f in fitted],

@@ -1,4 +1,4 @@
-"""Start-up on small hosts: TransferQueue sized to the CPUs Ray has, and every check done before Ray starts.
+"""Start-up on small hosts: TransferQueue sized to the CPUs Ray has, and the CPU budget checked before Ray starts.
 
 CPU budget of one verl 0.9.1 v1 run (TransferQueue's SimpleStorage backend), which Ray must place or hang:
   GPU workers     3 CPUs per GPU (`ResourcePoolManager.max_colocate_count`: one placement-group bundle per GPU)
@@ -9,18 +9,15 @@ start-up then waits forever for CPUs that never come. The recipes size the units
 `${sdpo.tq_storage_units:WANTED,GPUS_PER_NODE,NNODES,RAY_NUM_CPUS}`: inside the Ray job (verl resolves the config
 in its TaskRunner before `tq.init`) it reads the CPUs Ray reports; before Ray starts it predicts them as Ray will
 (`ray_kwargs.ray_init.num_cpus`, else the CPUs of this host).
-`StartupChecks`, a Hydra callback the recipes install, runs before verl's `main_ppo` body, hence before Ray: the
-unknown-key check (`recipe_check`) and the CPU budget, so a typo or a too-small host fails in seconds with the fix.
+`check_cpu_budget` runs before Ray starts, from the Hydra callback `sdpo_ext.startup_checks.StartupChecks`, so a
+too-small host fails in seconds with the fix.
 """
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
-
-from sdpo_ext.recipe_check import UnknownConfigKeyError, check_config_keys
 
 CPUS_PER_GPU = 3         # verl's ResourcePoolManager.max_colocate_count (bundle {"CPU": 3, "GPU": 1})
 TQ_CONTROLLER_CPUS = 1
@@ -94,15 +91,3 @@ def check_cpu_budget(config: DictConfig) -> None:
     if shortage:
         raise TooFewCPUsError(shortage)
 
-
-class StartupChecks(Callback):
-    """Hydra callback (recipes: `hydra.callbacks.sdpo_lean_startup`): checks that need no Ray, run before it."""
-
-    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
-        # Hydra 1.3 turns a callback's Exception into a warning and runs the job anyway; SystemExit is no
-        # Exception, so it stops the run here, with the message on stderr and exit code 1.
-        try:
-            check_config_keys(config)
-            check_cpu_budget(config)
-        except (UnknownConfigKeyError, TooFewCPUsError) as e:
-            raise SystemExit(f"{type(e).__name__}: {e}") from None

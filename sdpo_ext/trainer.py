@@ -31,12 +31,11 @@ from verl.utils.debug import marked_timer
 from verl.utils.metric import reduce_metrics
 from verl.utils.py_functional import rename_dict
 
-from sdpo_ext.alignment import jagged
-from sdpo_ext.attempt_log import AttemptLog
-from sdpo_ext.recipe_check import check_config_keys
+from attempts.log import AttemptLog
+from sdpo_ext.packed_rows import jagged
 from sdpo_ext.reprompt import build_teacher_batch
 from sdpo_ext.routing import sample_weights
-from sdpo_ext.sdpo_checks import sdpo_setting_errors
+from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
 from sdpo_ext.val_metrics import validation_pass_at_k
 
 logger = logging.getLogger(__name__)
@@ -99,11 +98,17 @@ class SDPOTrainer(PPOTrainerSync):
     # ------------------------------------------------------------------ validation
     def _val_metrics_update(self, data_sources, sample_uids, reward_extra_infos_dict, sample_turns,
                             expected_acc_counts=None) -> dict[str, float]:
-        """verl's validation metrics plus unbiased pass@k and mean@n over the judged samples (sdpo_ext.val_metrics)."""
+        """verl's validation metrics plus unbiased pass@k and mean@n over the judged samples (sdpo_ext.val_metrics).
+
+        verl summarises every reward-info key, so the infra flag would also come out as `val-aux/<source>/infra/mean@n`
+        (plus a best@k/worst@k of it that means nothing); those are dropped: the infra share has one name,
+        `val-aux/<source>/infra_fraction`."""
         metrics = super()._val_metrics_update(data_sources, sample_uids, reward_extra_infos_dict, sample_turns,
                                               expected_acc_counts=expected_acc_counts)
         if self.plugin_config is None:
             return metrics
+        verl_infra = tuple(f"{sec}/{source}/infra/" for sec in ("val-core", "val-aux") for source in set(data_sources))
+        metrics = {key: value for key, value in metrics.items() if not key.startswith(verl_infra)}
         n = len(sample_uids)
         scores = reward_extra_infos_dict.get("reward", [None] * n)
         verdicts = reward_extra_infos_dict.get("verdict", [None] * n)

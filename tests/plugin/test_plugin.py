@@ -92,21 +92,6 @@ def test_resolvers_switch_modes():
         ttrl_steps("t", 0, 16)
 
 
-def test_attempt_log_counts_per_problem_skips_infra_and_resumes(tmp_path):
-    from sdpo_ext.attempt_log import AttemptLog
-
-    path = tmp_path / "attempts.jsonl"
-    log = AttemptLog(str(path), method="sdpo", run_id="r1", seed=3)
-    sample = dict(response_tokens=10, score=0.0, verdict="lean_error", infra=0.0)
-    recs = log.record(1, [dict(sample, problem="p"), dict(sample, problem="p", infra=1.0, verdict="infra"),
-                          dict(sample, problem="q"), dict(sample, problem="p", verdict="valid", score=1.0, proof="by simp")])
-    assert [r["attempt"] for r in recs] == [1, 1, 1, 2]
-    assert recs[1]["infra"] == 1 and recs[3]["proof"] == "by simp"
-    resumed = AttemptLog(str(path), method="sdpo", run_id="r1", seed=3)
-    assert resumed.record(2, [dict(sample, problem="p")])[0]["attempt"] == 3
-    assert len(path.read_text().splitlines()) == 5
-
-
 def test_a_resumed_trainer_continues_the_attempt_counts_of_its_checkpoint(tmp_path, monkeypatch):
     """The run id travels with each checkpoint; a new process resuming from it continues the numbering
     (a fresh process would otherwise start at attempt 1 under a new id and flatter attempts-to-success)."""
@@ -114,7 +99,7 @@ def test_a_resumed_trainer_continues_the_attempt_counts_of_its_checkpoint(tmp_pa
 
     from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 
-    from sdpo_ext.attempt_log import AttemptLog
+    from attempts.log import AttemptLog
     from sdpo_ext.trainer import SDPOTrainer
 
     monkeypatch.setattr(PPOTrainerSync, "_save_checkpoint", lambda self: None)
@@ -152,7 +137,7 @@ def test_a_resumed_trainer_continues_the_attempt_counts_of_its_checkpoint(tmp_pa
 def test_ttrl_dataset_selects_one_theorem_by_name(tmp_path, smollm2_tokenizer):
     from omegaconf import OmegaConf
 
-    from sdpo_data.demo import write_data
+    from sdpo_data.addition_rows import write_data
     from sdpo_ext.ttrl_dataset import TheoremFilterDataset
 
     train, test = write_data(tmp_path, n_train=12, n_test=4)

@@ -10,7 +10,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
-from sdpo_ext.recipe_check import UnknownConfigKeyError, check_config_keys
+from sdpo_ext.startup_checks import UnknownConfigKeyError, check_config_keys
 
 VERL_CONFIG_DIR = str(Path(verl.__file__).parent / "trainer" / "config")
 MODELS = {
@@ -78,7 +78,7 @@ def test_recipe_composes_with_model_reward_and_algorithm(model, algorithm):
     assert cfg.actor_rollout_ref.actor.policy_loss.loss_mode == expected_loss
     if algorithm != "grpo":
         assert cfg.actor_rollout_ref.actor.sdpo.variant == algorithm
-        from sdpo_ext.sdpo_checks import sdpo_setting_errors
+        from sdpo_ext.startup_checks import sdpo_setting_errors
 
         assert sdpo_setting_errors(cfg, cfg.actor_rollout_ref.actor.sdpo.grpo_weight) == []
         assert cfg.sdpo.algorithm_name == algorithm

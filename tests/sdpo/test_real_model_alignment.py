@@ -3,12 +3,20 @@ several [prompt | response] sequences packed into one forward, response rows pic
 response_logit_rows, log-probs gathered with topk_support; they must equal a direct
 single-sequence forward."""
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 import torch
 
-from sdpo_ext.alignment import response_logit_rows
-from sdpo_ext.loss import divergence, gather_logp, topk_support
+from sdpo_ext.packed_rows import response_logit_rows
+from sdpo_ext.loss import divergence, gather_logp
 from sdpo_ext.reprompt import RepromptConfig, build_teacher_batch, render_prompt_ids
+
+_spec = importlib.util.spec_from_file_location("support_reference", Path(__file__).with_name("support_reference.py"))
+_reference = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_reference)
+topk_support = _reference.topk_support  # test oracle (tests/sdpo/support_reference.py)
 
 RESPONSE_TOKENS = 20
 TOP_K = 20

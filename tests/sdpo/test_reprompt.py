@@ -15,7 +15,6 @@ from sdpo_ext.reprompt import (
     render_prompt_ids,
     select_teacher_signals,
     shorten_middle,
-    tokenize_teacher_prompt,
 )
 from sdpo_ext.reprompt import _as_token_ids
 
@@ -142,7 +141,7 @@ def test_teacher_prompt_keeps_system_and_user_bytes(sdpo_smollm2_tokenizer):
     student_text = tok.decode(student_ids)
     end_of_user = student_text.index(student[-1]["content"]) + len(student[-1]["content"])
     signal = TeacherSignal(demonstration="```lean4\ntheorem t3 (n : ℕ) : n + 3 = 3 + n := by\n  omega\n```")
-    teacher_ids = tokenize_teacher_prompt(tok, student, signal, RepromptConfig())
+    teacher_ids = fit_teacher_prompt(tok, student, signal, RepromptConfig()).ids
     closing = len(tok("<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)["input_ids"])
     assert tok.decode(student_ids[len(student_ids) - closing:]) == "<|im_end|>\n<|im_start|>assistant\n"
     assert teacher_ids[: len(student_ids) - closing] == student_ids[: len(student_ids) - closing]
@@ -171,7 +170,6 @@ def test_shortening_keeps_instruction_and_generation_prompt(sdpo_smollm2_tokeniz
     assert student[-1]["content"] in text and SYSTEM in text
     assert cfg.truncation_marker in fitted.signal.feedback
     assert fitted.signal.feedback.startswith("error: goal0 unsolved") and fitted.signal.feedback.endswith("END_OF_FEEDBACK")
-    assert fitted.ids == tokenize_teacher_prompt(tok, student, signal, cfg)
 
 
 def test_too_long_even_when_emptied_is_masked(sdpo_smollm2_tokenizer):
@@ -202,4 +200,4 @@ def test_build_teacher_batch_masks_and_metrics(sdpo_smollm2_tokenizer):
     assert m["self_distillation/reprompt_sample_fraction"] == pytest.approx(7 / 12)
     assert m["self_distillation/truncated_fraction"] == 0.0
     assert m["self_distillation/too_long_fraction"] == 0.0
-    assert m["self_distillation/infra_fraction"] == pytest.approx(2 / 12)
+    assert "self_distillation/infra_fraction" not in m  # one name for the infra share: sdpo_lean/infra_fraction

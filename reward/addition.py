@@ -27,7 +27,7 @@ def first_answer(solution_str: str, operands: tuple[int, ...]) -> int | None:
     return None
 
 
-def judge(solution_str: str, target: int, operands: tuple[int, ...] = ()) -> dict[str, Any]:
+def grade_reply(solution_str: str, target: int, operands: tuple[int, ...] = ()) -> dict[str, Any]:
     """Score, verdict, feedback and ``content_correct`` of one reply (see the module docstring)."""
     content = float(first_answer(solution_str, operands) == target)
     answers = _BOXED.findall(solution_str or "") or _INTEGER.findall(solution_str or "")
@@ -47,4 +47,4 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
     """verl reward function: ground_truth is the integer sum (as int or str); extra_info["operands"] the two
     numbers added (rows written before they were recorded grade content against no operands)."""
     operands = extra_info.get("operands", ()) if isinstance(extra_info, dict) else ()
-    return judge(solution_str, int(ground_truth), tuple(int(x) for x in operands))
+    return grade_reply(solution_str, int(ground_truth), tuple(int(x) for x in operands))

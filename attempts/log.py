@@ -10,14 +10,14 @@ import json
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 RUN_ID_FILE = "sdpo_run_id.txt"
 
 
 @dataclass
 class AttemptLog:
-    path: Optional[str]
+    path: str | None
     method: str
     run_id: str
     seed: int

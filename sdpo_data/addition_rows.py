@@ -1,0 +1,55 @@
+"""Rows of the no-download demo's addition task (`+recipe=sdpo_demo`; graded by `reward.addition`).
+
+    python -m sdpo_data.addition_rows --out-dir ~/data/sdpo_demo   # addition_{train,test}.parquet
+"""
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+PROMPT = "What is {a} plus {b}? Answer with just the number."
+
+
+def addition_rows(n: int, seed: int, split: str) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for index in range(n):
+        a, b = rng.randint(1, 30), rng.randint(1, 30)
+        rows.append({
+            "data_source": "sdpo_demo_addition",
+            "prompt": [{"role": "user", "content": PROMPT.format(a=a, b=b)}],
+            "ability": "arithmetic",
+            "reward_model": {"style": "rule", "ground_truth": str(a + b)},
+            "extra_info": {"name": f"add_{split}_{index}", "split": split, "index": index, "operands": [a, b]},
+        })
+    return rows
+
+
+N_TRAIN, N_TEST = 1024, 128  # prompts per split; the test split is the demo's validation set
+
+
+def write_data(out_dir: Path, n_train: int = N_TRAIN, n_test: int = N_TEST, seed: int = 0) -> list[Path]:
+    import pandas as pd
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for split, n, split_seed in (("train", n_train, seed), ("test", n_test, seed + 1)):
+        path = out_dir / f"addition_{split}.parquet"
+        pd.DataFrame(addition_rows(n, split_seed, split)).to_parquet(path)
+        paths.append(path)
+    return paths
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_demo").expanduser())
+    parser.add_argument("--n-train", type=int, default=N_TRAIN)
+    parser.add_argument("--n-test", type=int, default=N_TEST)
+    args = parser.parse_args()
+    for path in write_data(args.out_dir, args.n_train, args.n_test):
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Every start-up check of a run, in one place; each error names the key and the fix.
+
+1. Unknown config keys (a typo in a recipe or a `+key=` override). verl's structured sections fail late and
+   obscurely on unknown keys, and its free sections (data, trainer) ignore them silently. `unknown_keys` walks the
+   composed config against verl's generated default config: a key is unknown when its parent is a non-empty mapping
+   in verl's defaults that lacks it. Free-form mappings (defaults `{}`/null, e.g. override_config, reward_kwargs)
+   accept anything; the plugin's own namespaces are listed in PLUGIN_NAMESPACES.
+2. verl settings that the SDPO loss would silently ignore or misread (`sdpo_setting_errors`). SDPO's loss is the
+   distillation term alone (plus, with `sdpo.grpo_weight` > 0, verl's PPO loss), and the reference slot holds the
+   teacher, not the initial policy. So:
+   - `actor.use_kl_loss` / `algorithm.use_kl_in_reward` would measure KL to the (EMA) teacher, not to the
+     initial policy, and pure SDPO would drop the KL loss term anyway;
+   - `actor.entropy_coeff` != 0 is dropped by pure SDPO (the hybrid's PPO term applies it);
+   - `model.use_fused_kernels`: verl's fused-kernel forward never calls the logits hook that computes the
+     divergence, so the first update would fail on a missing key.
+3. The CPU budget of a small host (`sdpo_ext.small_host.check_cpu_budget`).
+
+When: `StartupChecks`, a Hydra callback the recipes install, runs 1 and 3 before verl's `main_ppo` body, hence
+before Ray, so a typo or a too-small host fails in seconds. `SDPOTrainer.__init__` runs 1 (for runs started
+without the callback) and 2, before any worker starts.
+"""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+from sdpo_ext.small_host import TooFewCPUsError, check_cpu_budget
+
+PLUGIN_NAMESPACES = ("sdpo", "actor_rollout_ref.actor.sdpo", "data.sdpo_ttrl", "hydra")
+# Keys verl reads but leaves out of its generated defaults (model_engine is a defaults-list choice).
+VERL_UNLISTED_KEYS = ("model_engine", "reward.custom_reward_function.reward_kwargs", "reward.reward_kwargs")
+# Sections verl reads but leaves out of its defaults, checked against a listed section of the same type:
+# ref.optim is the reference's ActorConfig.optim, read when ref.fsdp_config.forward_only is false.
+VERL_SECTION_ALIASES = {"actor_rollout_ref.ref.optim": "actor_rollout_ref.actor.optim"}
+
+
+def _aliased(path: str) -> str:
+    for section, alias in VERL_SECTION_ALIASES.items():
+        if path == section or path.startswith(section + "."):
+            return alias + path[len(section):]
+    return path
+
+
+class UnknownConfigKeyError(ValueError):
+    """A key in the composed config that neither verl nor sdpo-lean defines."""
+
+
+@lru_cache(maxsize=1)
+def verl_default_config() -> dict:
+    import verl
+
+    path = Path(verl.__file__).parent / "trainer" / "config" / "_generated_ppo_trainer.yaml"
+    return OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+
+
+def _walk(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            yield path, value
+            yield from _walk(value, path)
+
+
+def unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:
+    """[(dotted key, close matches)] for every key that verl's defaults do not define."""
+    composed = OmegaConf.to_container(config, resolve=False) if isinstance(config, DictConfig) else config
+    defaults = verl_default_config()
+    problems = []
+    for path, _ in _walk(composed, ""):
+        if any(path == ns or path.startswith(ns + ".") for ns in PLUGIN_NAMESPACES + VERL_UNLISTED_KEYS):
+            continue
+        parent_path, _, leaf = _aliased(path).rpartition(".")
+        parent = defaults
+        for part in parent_path.split(".") if parent_path else []:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+            if parent is None:
+                break
+        if not isinstance(parent, dict) or not parent:
+            continue  # under a free-form mapping, or under a key already reported
+        if leaf not in parent:
+            problems.append((path, difflib.get_close_matches(leaf, [str(k) for k in parent], n=3)))
+    return problems
+
+
+def check_config_keys(config: DictConfig | dict) -> None:
+    recipe = config.get("recipe", None)
+    if isinstance(recipe, str):
+        raise UnknownConfigKeyError(
+            f"`+recipe={recipe}` was taken as a plain value: Hydra found no `recipe` group. "
+            "Is sdpo-lean installed (pip install -e .) in this Python environment?"
+        )
+    problems = unknown_keys(config)
+    if problems:
+        lines = [f"  {key}" + (f"  (did you mean: {', '.join(m)}?)" if m else "") for key, m in problems]
+        raise UnknownConfigKeyError(
+            "Unknown config keys (typo in a recipe or a `+` override?):\n" + "\n".join(lines)
+        )
+
+
+def sdpo_setting_errors(config: Mapping[str, Any], grpo_weight: float) -> list[str]:
+    """Problems with `config` (verl's composed config) for an SDPO run; empty when it is fine."""
+    arr = config["actor_rollout_ref"]
+    actor, model = arr["actor"], arr["model"]
+    errors = []
+    if actor.get("use_kl_loss", False):
+        errors.append("actor_rollout_ref.actor.use_kl_loss=true: the reference slot holds the SDPO teacher, so this "
+                      "would be a KL to the teacher, not to the initial policy (set it false)")
+    if (config.get("algorithm") or {}).get("use_kl_in_reward", False):
+        errors.append("algorithm.use_kl_in_reward=true: the reference slot holds the SDPO teacher, so this would "
+                      "penalise distance to the teacher, not to the initial policy (set it false)")
+    if float(actor.get("entropy_coeff", 0.0) or 0.0) != 0.0 and grpo_weight == 0.0:
+        errors.append("actor_rollout_ref.actor.entropy_coeff != 0 has no effect on pure SDPO (only the hybrid, "
+                      "sdpo.grpo_weight > 0, adds verl's PPO loss with its entropy term)")
+    if model.get("use_fused_kernels", False):
+        errors.append("actor_rollout_ref.model.use_fused_kernels=true: verl's fused forward never hands the logits "
+                      "to the SDPO divergence hook (set it false)")
+    return errors
+
+
+class StartupChecks(Callback):
+    """Hydra callback (recipes: `hydra.callbacks.sdpo_lean_startup`): checks that need no Ray, run before it."""
+
+    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        # Hydra 1.3 turns a callback's Exception into a warning and runs the job anyway; SystemExit is no
+        # Exception, so it stops the run here, with the message on stderr and exit code 1.
+        try:
+            check_config_keys(config)
+            check_cpu_budget(config)
+        except (UnknownConfigKeyError, TooFewCPUsError) as e:
+            raise SystemExit(f"{type(e).__name__}: {e}") from None

@@ -1,0 +1,52 @@
+"""Imports go down: each package imports only the packages below it (read from the source with ast, no import).
+
+attempts (stdlib only) <- sdpo_ext (training); lean_env (Lean, no verl) <- reward <- sdpo_data <- sdpo_eval, and
+sdpo_eval also imports attempts. Lazy imports inside functions count too.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+OURS = {"attempts", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext"}
+ALLOWED = {
+    "attempts": set(),
+    "lean_env": set(),
+    "reward": {"lean_env"},
+    "sdpo_data": {"lean_env", "reward"},
+    "sdpo_eval": {"attempts", "lean_env", "reward", "sdpo_data"},
+    "sdpo_ext": {"attempts"},
+}
+
+
+def imported_packages(path: Path) -> set[str]:
+    """Top-level names of every module that `path` imports (absolute imports; relative ones stay in the package)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_a_package_imports_only_the_packages_below_it(package):
+    wrong = {f"{path.relative_to(ROOT)} imports {name}"
+             for path in sorted((ROOT / package).rglob("*.py"))
+             for name in imported_packages(path) & OURS - ALLOWED[package] - {package}}
+    assert not wrong, sorted(wrong)
+
+
+@pytest.mark.parametrize("package", ["attempts", "lean_env"])
+def test_the_bottom_packages_do_not_import_verl(package):
+    assert not any("verl" in imported_packages(path) for path in (ROOT / package).rglob("*.py"))
+
+
+def test_the_graph_check_sees_lazy_imports(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from sdpo_ext.trainer import SDPOTrainer\n    import reward.lean\n")
+    assert imported_packages(module) == {"sdpo_ext", "reward"}
