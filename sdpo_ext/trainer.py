@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from typing import TYPE_CHECKING
 
 import ray
 import torch
@@ -34,12 +35,14 @@ from verl.utils.py_functional import rename_dict
 
 from sdpo_ext.alignment import jagged
 from sdpo_ext.attempt_log import AttemptLog
-from sdpo_ext.config import RunConfig, sdpo_loss_selected
 from sdpo_ext.recipe_check import check_config_keys
 from sdpo_ext.reprompt import build_teacher_batch
 from sdpo_ext.routing import sample_weights
 from sdpo_ext.sdpo_checks import sdpo_setting_errors
 from sdpo_ext.val_metrics import validation_pass_at_k
+
+if TYPE_CHECKING:
+    from sdpo_ext.config import RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +56,8 @@ def _as_list(value) -> list:
 def run_config(config) -> RunConfig | None:
     """The typed top-level `sdpo` block of verl's composed config (interpolations resolved), or None without one.
     ValueError names an unknown or mistyped key."""
+    from sdpo_ext.config import RunConfig  # not at the top: see SDPOTrainer.__init__
+
     block = config.get("sdpo", None)
     if block is None:
         return None
@@ -64,6 +69,11 @@ def run_config(config) -> RunConfig | None:
 
 class SDPOTrainer(PPOTrainerSync):
     def __init__(self, config):
+        # Imported here, not at the top: sdpo_ext.config imports verl, whose plugin loading imports this module; a
+        # process that imports sdpo_ext.config first (e.g. unpickling an actor config) would otherwise hit the cycle
+        # and lose the plugin's registrations.
+        from sdpo_ext.config import sdpo_loss_selected
+
         if config.get("sdpo", None) is not None:
             check_config_keys(config)
         self.run_config = run_config(config)
