@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from lean_env.assemble import DEFAULT_HEADER, build_check
 from lean_env.feedback import render_feedback
 from lean_env.judge import Judgement, judge
+from lean_env.options import CheckOptions
 from lean_env.screen import screen
 from lean_env.types import LeanBackend, Outcome, RunResult, Verdict
 
@@ -37,38 +38,39 @@ class VerifyResult:
         return self.verdict in INFRA_VERDICTS
 
 
-async def run_with_retries(backend: LeanBackend, snippet, *, timeout_s: float, infra_retries: int = 2,
-                           timeout_retries: int = 1, backoff_s: float = 1.0) -> tuple[RunResult, int]:
-    """Run one snippet; re-run INFRA up to `infra_retries` and TIMEOUT up to `timeout_retries` times (not an INFRA
-    result whose backend already spent its own retries on this snippet alone)."""
+async def run_with_retries(backend: LeanBackend, snippet, check: CheckOptions) -> tuple[RunResult, int]:
+    """Run one snippet under `check.timeout_s`; re-run INFRA up to `check.infra_retries` and TIMEOUT up to
+    `check.timeout_retries` times (not an INFRA result whose backend already spent its own retries on this snippet
+    alone), waiting backoff_s·2^(attempt−1) before each re-run."""
     attempt, n_infra, n_timeout = 0, 0, 0
     while True:
         attempt += 1
-        (result,) = await backend.run([snippet], timeout_s=timeout_s)
+        (result,) = await backend.run([snippet], timeout_s=check.timeout_s)
         infra_like = result.outcome is Outcome.INFRA or result.repl_error is not None
-        if infra_like and n_infra < infra_retries and not result.retries_spent:
+        if infra_like and n_infra < check.infra_retries and not result.retries_spent:
             n_infra += 1
-        elif result.outcome is Outcome.TIMEOUT and n_timeout < timeout_retries:
+        elif result.outcome is Outcome.TIMEOUT and n_timeout < check.timeout_retries:
             n_timeout += 1
         else:
             return result, attempt
-        await asyncio.sleep(backoff_s * 2 ** (attempt - 1))
+        await asyncio.sleep(check.backoff_s * 2 ** (attempt - 1))
 
 
 async def verify(task: Task, model_output: str, backend: LeanBackend, *, finish_reason: str | None = None,
-                 timeout_s: float = 60.0, infra_retries: int = 2, timeout_retries: int = 1,
-                 backoff_s: float = 1.0, statement_check: bool = True) -> VerifyResult:
-    """Never raises for any `model_output`; infrastructure problems give INFRA/TIMEOUT verdicts."""
+                 check: CheckOptions | None = None) -> VerifyResult:
+    """Never raises for any `model_output`; infrastructure problems give INFRA/TIMEOUT verdicts.
+    `check`: limits and retries (None: `CheckOptions()`'s defaults)."""
+    check = check or CheckOptions()
     screened = screen(task.formal_statement, model_output, finish_reason=finish_reason, header=task.header)
     if not screened.ok:
         assert screened.verdict is not None
         j = Judgement(screened.verdict, screened.reason)
         return VerifyResult(j.verdict, j.detail, render_feedback(j), 0.0, 0)
-    plan = build_check(screened, task.header, snippet_id=f"{task.name}#{next(_ids)}", statement_check=statement_check)
+    plan = build_check(screened, task.header, snippet_id=f"{task.name}#{next(_ids)}",
+                       statement_check=check.statement_check)
     t0 = time.perf_counter()
     try:
-        result, attempts = await run_with_retries(backend, plan.snippet, timeout_s=timeout_s, infra_retries=infra_retries,
-                                                  timeout_retries=timeout_retries, backoff_s=backoff_s)
+        result, attempts = await run_with_retries(backend, plan.snippet, check)
     except Exception as e:  # a backend bug must not turn into a score
         return VerifyResult(Verdict.INFRA, f"backend raised {type(e).__name__}: {e}"[:400], "", time.perf_counter() - t0, 1)
     j = judge(result, plan)

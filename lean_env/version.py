@@ -46,5 +46,5 @@ def check_lean_version(found: str, expected: str) -> None:
             f"the Lean backend runs Lean {normalize(found)}, but the recipe's statements and model need Lean "
             f"{normalize(expected)} (reward key lean_version). Point the reward at a Lean {normalize(expected)} "
             "backend (docs/lean.md, 'Lean version'), or accept the mismatch explicitly with "
-            "reward.custom_reward_function.reward_kwargs.allow_lean_version_mismatch=true "
+            "+reward.custom_reward_function.reward_kwargs.allow_lean_version_mismatch=true "
             "(a correct proof can then fail on renamed Mathlib lemmas).")

@@ -24,15 +24,8 @@ from typing import Any
 import httpx
 
 from lean_env import Verdict
-from reward.lean import (
-    CONFIG_DEFAULTS,
-    NONE_DEFAULT_TYPES,
-    aclose_backends,
-    get_backend,
-    parse_ground_truth,
-    resolve_config,
-    verify_many,
-)
+from lean_env.options import BackendOptions, option_fields, option_type
+from reward.lean import aclose_backends, get_backend, parse_ground_truth, resolve_config, verify_many
 
 BAD_ROW = "bad_row"
 EXIT_BAD_ROWS, EXIT_INFRA = 2, 3
@@ -52,11 +45,16 @@ def _parser() -> argparse.ArgumentParser:
                        f"{EXIT_BAD_ROWS} bad input rows, {EXIT_INFRA} rows ended as infrastructure failures")
     v.add_argument("input")
     v.add_argument("--out", default=None, help="output JSONL (default: <input>.verdicts.jsonl)")
-    for key, default in CONFIG_DEFAULTS.items():
-        kind = type(default) if default is not None else NONE_DEFAULT_TYPES[key]
-        v.add_argument("--" + key.replace("_", "-"), dest=key, type=_bool if kind is bool else kind, default=None,
-                       help=f"(default: {default})")
+    for owner, f in option_fields():   # one flag per Lean option; unset flags keep the option's default
+        kind = option_type(owner, f)
+        v.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=_bool if kind is bool else kind, default=None,
+                       help=f"{f.metadata['doc']} ({_default_text(f)})")
     return ap
+
+
+def _default_text(f) -> str:
+    env, fallback = f.metadata["env"], f.metadata["fallback"]
+    return f"default: env {env}, else {fallback}" if env else f"default: {f.default}"
 
 
 def row_problem(row: Any) -> str | None:
@@ -99,10 +97,10 @@ def _bad_result(problem: str) -> dict[str, Any]:
     return {"score": 0.0, "verdict": BAD_ROW, "feedback": "", "infra": 1.0, "lean_time_s": 0.0, "error": problem}
 
 
-def double_in_use(cfg: dict[str, Any], backend: object) -> str | None:
+def double_in_use(options: BackendOptions, backend: object) -> str | None:
     """The test double standing in for Lean, or None for a real backend."""
-    if cfg["backend"] in ("repl", "repl-ray"):
-        return cfg["repl_command"] if _TEST_DOUBLE_MODULE in cfg["repl_command"] else None
+    if options.backend in ("repl", "repl-ray"):
+        return options.repl_command if _TEST_DOUBLE_MODULE in options.repl_command else None
     # KiminaBackend keeps its transport private; a mock transport is never a real server.
     transport = getattr(backend, "_transport", None)
     return "lean_env.testing.fake_kimina (in process)" if isinstance(transport, httpx.MockTransport) else None
@@ -121,7 +119,7 @@ def _print_table(results: list[dict[str, Any]], out_path: str) -> None:
 async def _verify(rows: list[dict[str, Any]], config: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
     """(results of the checkable rows, the test double in use or None)."""
     cfg = resolve_config(**config)
-    double = double_in_use(cfg, get_backend(cfg))
+    double = double_in_use(cfg.backend_options, get_backend(cfg.backend_options))
     if double:
         print(f"*** TEST DOUBLE, NOT LEAN: verdicts come from {double}'s rules ***", file=sys.stderr)
     try:
@@ -139,7 +137,7 @@ def _write(path: str, rows: list[tuple[int, Any, str | None]], results: list[dic
 
 def verify_file(args: argparse.Namespace) -> int:
     """Verify `args.input` into `args.out`; the exit code of the module docstring."""
-    config = {k: getattr(args, k) for k in CONFIG_DEFAULTS if getattr(args, k) is not None}
+    config = {f.name: getattr(args, f.name) for _, f in option_fields() if getattr(args, f.name) is not None}
     resolve_config(**config)   # a bad option fails before anything runs
     rows = read_rows(args.input)
     if not rows:

@@ -9,9 +9,9 @@ Return contract (all scalars, every call, for every input):
   lean_time_s  Lean time of the final attempt
 `compute_score` never raises for any solution_str or ground_truth (config errors, which are programmer errors,
 still raise); `parse_ground_truth` raises `ValueError` naming what is wrong with the data.
-Config: verl's `reward.custom_reward_function.reward_kwargs` (keys of `CONFIG_DEFAULTS`),
-falling back to env vars LEAN_BACKEND, LEAN_SERVER_API_URL, LEAN_SERVER_API_KEY,
-LEAN_REPL_COMMAND, LEAN_WORKSPACE. One backend per (process, event loop, config), created
+Config: verl's `reward.custom_reward_function.reward_kwargs`, the flat fields of `lean_env.options` (types, defaults
+and docs there), falling back to env vars LEAN_BACKEND, LEAN_SERVER_API_URL, LEAN_SERVER_API_KEY,
+LEAN_REPL_COMMAND, LEAN_WORKSPACE. One backend per (process, event loop, `BackendOptions`), created
 lazily and reused by all concurrent calls.
 Lean version: with `lean_version` set, the backend is asked once which Lean it runs (`lean_env.version`) and a
 mismatch raises LeanVersionError (not masked) unless `allow_lean_version_mismatch`.
@@ -24,101 +24,51 @@ import asyncio
 import concurrent.futures
 import json
 import logging
-import os
 from typing import Any, Iterable, Mapping
 
 from lean_env import DEFAULT_HEADER, Task, Verdict, parse_statement, verify
 from lean_env.assemble import split_header
+from lean_env.options import BackendOptions, LeanOptions
 from lean_env.text import suspicious_character
 from lean_env.types import LeanBackend
 from lean_env.version import LeanVersionError, backend_lean_version, check_lean_version
 
 log = logging.getLogger(__name__)
 
-CONFIG_DEFAULTS: dict[str, Any] = {
-    "backend": None,            # "kimina" | "repl" | "repl-ray"; env LEAN_BACKEND, default "kimina"
-    "url": None,                # Kimina base URL; env LEAN_SERVER_API_URL, default http://localhost:8000
-    "api_key": None,            # env LEAN_SERVER_API_KEY
-    "endpoint": "check",        # Kimina: "check" (/api/check) or "verify" (legacy /verify)
-    "batch_size": 8,            # Kimina snippets per request
-    "server_repls": 8,          # Kimina: the server's LEAN_SERVER_MAX_REPLS; cap on snippets in flight
-    "max_concurrency": 8,       # verify_many samples in flight
-    "repl_command": None,       # env LEAN_REPL_COMMAND, default "lake exe repl"
-    "workspace": None,          # Mathlib workspace (cwd of the REPL); env LEAN_WORKSPACE
-    "num_repls": 1,             # REPL processes per pool
-    "max_uses": 500,            # recycle a REPL after this many proofs
-    "max_rss_mb": None,         # recycle a REPL whose process tree exceeds this RSS
-    "mem_limit_mb": None,       # RLIMIT_AS per REPL process
-    "import_timeout_s": 300.0,  # header import limit for a fresh REPL (Kimina: re-send limit after a header timeout)
-    "ray_actors": 1,            # repl-ray: number of Ray actors each holding a pool
-    "timeout_s": 60.0,          # per-proof Lean wall-clock limit
-    "infra_retries": 2,         # re-runs after an infrastructure failure
-    "timeout_retries": 1,       # re-runs after a timeout
-    "backoff_s": 1.0,           # first retry delay, doubled per retry
-    "statement_check": True,    # Lean confirms the theorem's type is the dataset statement's (lean_env.assemble)
-    "lean_version": None,       # the Lean the statements and model need (e.g. "v4.9.0"); checked once; None: unchecked
-    "allow_lean_version_mismatch": False,  # run on another Lean anyway (logged), instead of stopping
-}
-# Types of the keys whose default is None (the others have their default's type): for command-line parsing.
-NONE_DEFAULT_TYPES: dict[str, type] = {"backend": str, "url": str, "api_key": str, "repl_command": str,
-                                       "workspace": str, "max_rss_mb": float, "mem_limit_mb": int,
-                                       "lean_version": str}
 _VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
-_backends: dict[tuple, tuple[asyncio.AbstractEventLoop, LeanBackend]] = {}
-_lean_versions: dict[tuple, str] = {}   # backend config -> the Lean it runs, asked once per process
+_backends: dict[tuple[int, BackendOptions], tuple[asyncio.AbstractEventLoop, LeanBackend]] = {}
+_lean_versions: dict[BackendOptions, str] = {}   # backend options -> the Lean it runs, asked once per process
 _version_locks: dict[tuple, asyncio.Lock] = {}
 
 
-def resolve_config(**kwargs: Any) -> dict[str, Any]:
-    """Merge kwargs over env vars over defaults; unknown keys raise (typos must not pass silently)."""
-    unknown = set(kwargs) - set(CONFIG_DEFAULTS) - _VERL_KWARGS
-    if unknown:
-        raise ValueError(f"unknown Lean reward option(s) {sorted(unknown)}; known: {sorted(CONFIG_DEFAULTS)}")
-    cfg = {**CONFIG_DEFAULTS, **{k: v for k, v in kwargs.items() if k in CONFIG_DEFAULTS and v is not None}}
-    cfg["backend"] = cfg["backend"] or os.environ.get("LEAN_BACKEND") or "kimina"
-    cfg["url"] = cfg["url"] or os.environ.get("LEAN_SERVER_API_URL") or "http://localhost:8000"
-    cfg["api_key"] = cfg["api_key"] or os.environ.get("LEAN_SERVER_API_KEY")
-    cfg["repl_command"] = cfg["repl_command"] or os.environ.get("LEAN_REPL_COMMAND") or "lake exe repl"
-    cfg["workspace"] = cfg["workspace"] or os.environ.get("LEAN_WORKSPACE")
-    if cfg["backend"] not in ("kimina", "repl", "repl-ray"):
-        raise ValueError(f"backend must be 'kimina', 'repl' or 'repl-ray', got {cfg['backend']!r}")
-    for key, value in cfg.items():  # a mistyped limit would fail inside the REPL pool, i.e. as infra, silently
-        kind = NONE_DEFAULT_TYPES.get(key) or type(CONFIG_DEFAULTS[key])
-        if value is not None and kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise ValueError(f"Lean reward option {key} must be a number, got {value!r}")
-        if kind is bool and not isinstance(value, bool):   # "false" would be truthy
-            raise ValueError(f"Lean reward option {key} must be true or false, got {value!r}")
-    return cfg
+def resolve_config(**kwargs: Any) -> LeanOptions:
+    """Options from kwargs (`lean_env.options` fields) over env vars over defaults; unknown keys raise (typos must
+    not pass silently); verl's own reward kwargs are ignored."""
+    return LeanOptions.from_kwargs({k: v for k, v in kwargs.items() if k not in _VERL_KWARGS})
 
 
-def _make_backend(cfg: Mapping[str, Any]) -> LeanBackend:
-    if cfg["backend"] == "kimina":
+def _make_backend(cfg: BackendOptions) -> LeanBackend:
+    if cfg.backend == "kimina":
         from lean_env.backends.kimina import KiminaBackend
 
-        return KiminaBackend(cfg["url"], cfg["api_key"], endpoint=cfg["endpoint"], batch_size=int(cfg["batch_size"]),
-                             server_repls=int(cfg["server_repls"]), import_timeout_s=float(cfg["import_timeout_s"]))
-    pool_kwargs = dict(command=cfg["repl_command"], cwd=cfg["workspace"], num_repls=int(cfg["num_repls"]),
-                       max_uses=int(cfg["max_uses"]), max_rss_mb=cfg["max_rss_mb"], mem_limit_mb=cfg["mem_limit_mb"],
-                       import_timeout_s=float(cfg["import_timeout_s"]))
-    if cfg["backend"] == "repl-ray":
+        return KiminaBackend(cfg.url, cfg.api_key, endpoint=cfg.endpoint, batch_size=int(cfg.batch_size),
+                             server_repls=int(cfg.server_repls), import_timeout_s=float(cfg.import_timeout_s))
+    pool_kwargs = dict(command=cfg.repl_command, cwd=cfg.workspace, num_repls=int(cfg.num_repls),
+                       max_uses=int(cfg.max_uses), max_rss_mb=cfg.max_rss_mb, mem_limit_mb=cfg.mem_limit_mb,
+                       import_timeout_s=float(cfg.import_timeout_s))
+    if cfg.backend == "repl-ray":
         from lean_env.ray_actor import RayReplBackend
 
-        return RayReplBackend(num_actors=int(cfg["ray_actors"]), **pool_kwargs)
+        return RayReplBackend(num_actors=int(cfg.ray_actors), **pool_kwargs)
     from lean_env.backends.repl import ReplPool
 
     return ReplPool(**pool_kwargs)
 
 
-def _backend_key(cfg: Mapping[str, Any]) -> tuple:
-    per_call = ("timeout_s", "infra_retries", "timeout_retries", "backoff_s", "statement_check", "lean_version",
-                "allow_lean_version_mismatch")
-    return tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in per_call))
-
-
-def get_backend(cfg: Mapping[str, Any]) -> LeanBackend:
+def get_backend(cfg: BackendOptions) -> LeanBackend:
     """The backend for `cfg` in the running event loop (created on first use)."""
     loop = asyncio.get_running_loop()
-    key = (id(loop), _backend_key(cfg))
+    key = (id(loop), cfg)
     hit = _backends.get(key)
     if hit is None or hit[0] is not loop:
         _backends[key] = (loop, _make_backend(cfg))
@@ -134,34 +84,34 @@ async def aclose_backends() -> None:
             await backend.aclose()
 
 
-async def _query_version(backend: LeanBackend, cfg: Mapping[str, Any]) -> str:
+async def _query_version(backend: LeanBackend, cfg: BackendOptions) -> str:
     # Kimina: with the proofs' imports (a header-less first snippet would become the env later proofs build on);
     # a local REPL: Lean core only, so the check does not import Mathlib in a process of its own.
-    header = split_header(DEFAULT_HEADER)[0] if cfg["backend"] == "kimina" else ""
-    return await backend_lean_version(backend, header=header, timeout_s=float(cfg["import_timeout_s"]))
+    header = split_header(DEFAULT_HEADER)[0] if cfg.backend == "kimina" else ""
+    return await backend_lean_version(backend, header=header, timeout_s=float(cfg.import_timeout_s))
 
 
-def _judge_version(found: str, cfg: Mapping[str, Any]) -> None:
+def _judge_version(found: str, cfg: LeanOptions) -> None:
     try:
-        check_lean_version(found, cfg["lean_version"])
+        check_lean_version(found, cfg.lean_version)
     except LeanVersionError:
-        if not cfg["allow_lean_version_mismatch"]:
+        if not cfg.allow_lean_version_mismatch:
             raise
         log.warning("Lean %s runs the proofs; the recipe names %s (allow_lean_version_mismatch=true)",
-                    found, cfg["lean_version"])
+                    found, cfg.lean_version)
 
 
-async def ensure_lean_version(cfg: Mapping[str, Any]) -> None:
+async def ensure_lean_version(cfg: LeanOptions) -> None:
     """Once per process and backend config: ask the backend which Lean it runs and compare it with `lean_version`
     (LeanVersionError on a mismatch). A backend that cannot answer now is asked again on the next call."""
-    key = _backend_key(cfg)
-    if cfg["lean_version"] is None or key in _lean_versions:
+    key = cfg.backend_options
+    if cfg.lean_version is None or key in _lean_versions:
         return
     async with _version_locks.setdefault((id(asyncio.get_running_loop()), key), asyncio.Lock()):  # one query at once
         if key in _lean_versions:
             return
         try:
-            found = await _query_version(get_backend(cfg), cfg)
+            found = await _query_version(get_backend(key), key)
         except LeanVersionError as e:   # no answer (server down): the samples are masked as infra, ask again later
             log.warning("%s; asking again on the next proof", e)
             return
@@ -173,20 +123,20 @@ def require_lean_version(**config: Any) -> str | None:
     """At start (sync, own thread and event loop): the Lean the configured backend runs, checked against
     `lean_version`; LeanVersionError on a mismatch or when the backend cannot answer. None when unchecked."""
     cfg = resolve_config(**config)
-    if cfg["lean_version"] is None:
+    if cfg.lean_version is None:
         return None
 
     async def ask() -> str:
-        backend = _make_backend(cfg)
+        backend = _make_backend(cfg.backend_options)
         try:
-            return await _query_version(backend, cfg)
+            return await _query_version(backend, cfg.backend_options)
         finally:
             await backend.aclose()
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         found = pool.submit(asyncio.run, ask()).result()
     _judge_version(found, cfg)
-    _lean_versions[_backend_key(cfg)] = found
+    _lean_versions[cfg.backend_options] = found
     return found
 
 
@@ -222,18 +172,16 @@ def _as_dict(verdict: Verdict, feedback: str, lean_time_s: float, infra: bool) -
             "feedback": "" if infra else feedback, "infra": 1.0 if infra else 0.0, "lean_time_s": float(lean_time_s)}
 
 
-async def score_one(task: Task, solution_str: Any, cfg: Mapping[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-    backend = get_backend(cfg)
+async def score_one(task: Task, solution_str: Any, cfg: LeanOptions, finish_reason: str | None = None) -> dict[str, Any]:
+    backend = get_backend(cfg.backend_options)
     result = await verify(task, solution_str if isinstance(solution_str, str) else "", backend,
-                          finish_reason=finish_reason, timeout_s=float(cfg["timeout_s"]),
-                          infra_retries=int(cfg["infra_retries"]), timeout_retries=int(cfg["timeout_retries"]),
-                          backoff_s=float(cfg["backoff_s"]), statement_check=bool(cfg["statement_check"]))
+                          finish_reason=finish_reason, check=cfg.check)
     if result.infra:
         log.warning("Lean infra failure (masked): %s", result.detail)
     return _as_dict(result.verdict, result.feedback, result.lean_time_s, result.infra)
 
 
-async def _score(ground_truth: Any, solution_str: Any, cfg: Mapping[str, Any], finish_reason: str | None) -> dict:
+async def _score(ground_truth: Any, solution_str: Any, cfg: LeanOptions, finish_reason: str | None) -> dict:
     """`score_one` that never raises: malformed data is BAD_TASK, a failure inside the reward is INFRA (both masked)."""
     try:
         task = parse_ground_truth(ground_truth)
@@ -266,7 +214,7 @@ async def verify_many(items: Iterable[Mapping[str, Any]], *, progress: bool = Tr
     cfg = resolve_config(**config)
     await ensure_lean_version(cfg)
     items = list(items)
-    sem = asyncio.Semaphore(max(1, int(cfg["max_concurrency"])))
+    sem = asyncio.Semaphore(max(1, int(cfg.max_concurrency)))
     bar = tqdm(total=len(items), desc="lean verify", disable=not progress)
 
     async def one(item: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,11 +1,14 @@
-"""Config dataclasses that verl instantiates through `_target_` (verl rejects unknown keys otherwise).
+"""Config dataclasses, one per block, each default written once (verl rejects unknown keys through them).
 
 `actor_rollout_ref.actor._target_: sdpo_ext.config.SDPOActorConfig` adds one field, `sdpo`, to verl's
 FSDP actor config. Everything the SDPO loss, the teacher and the reprompting need lives there, so the
 driver (reprompting) and the workers (loss, teacher) read one source of truth.
+`RunConfig` is the recipes' top-level `sdpo:` block (data choice, TTRL, attempt log), used by SDPO and GRPO runs
+alike; `SDPOTrainer` reads it through `run_config`.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -13,6 +16,7 @@ from verl.base_config import BaseConfig
 from verl.workers.config import FSDPActorConfig
 
 from sdpo_ext.loss import TOKEN_WEIGHTINGS
+from sdpo_ext.reprompt import RepromptConfig
 from sdpo_ext.routing import VARIANTS
 from sdpo_ext.teacher import TEACHER_MODES
 
@@ -60,7 +64,9 @@ class SDPOConfig(BaseConfig):
     entropy_weight_beta: β of token_weighting=entropy (SRPO's default 1.0).
     teacher_temperature: the teacher's logits are divided by it before its log-softmax (1.0: the paper). Departure
       when != 1: a value < 1 sharpens a teacher that is flatter than its student.
-    reprompt: `sdpo_ext.reprompt.RepromptConfig` (teacher-context construction, used on the driver).
+    teacher: which weights score the teacher context (`SDPOTeacherConfig`).
+    reprompt: teacher-context construction, used on the driver (`sdpo_ext.reprompt.RepromptConfig`, a plain
+      dataclass: reprompt.py stays free of verl).
     """
 
     distillation_mode: str = "topk"
@@ -74,7 +80,7 @@ class SDPOConfig(BaseConfig):
     entropy_weight_beta: float = 1.0
     teacher_temperature: float = 1.0
     teacher: SDPOTeacherConfig = field(default_factory=SDPOTeacherConfig)
-    reprompt: Any = None
+    reprompt: RepromptConfig = field(default_factory=RepromptConfig)
 
     def __post_init__(self) -> None:
         if self.distillation_mode not in DISTILLATION_MODES:
@@ -97,10 +103,11 @@ class SDPOConfig(BaseConfig):
             raise ValueError(f"sdpo.entropy_weight_beta must be >= 0, got {self.entropy_weight_beta}")
         if not self.teacher_temperature > 0:
             raise ValueError(f"sdpo.teacher_temperature must be > 0, got {self.teacher_temperature}")
-        if self.reprompt is None:
-            from sdpo_ext.reprompt import RepromptConfig
-
-            object.__setattr__(self, "reprompt", RepromptConfig())
+        if isinstance(self.reprompt, Mapping):   # a reprompt block without `_target_`
+            fields = {k: v for k, v in self.reprompt.items() if k != "_target_"}
+            object.__setattr__(self, "reprompt", RepromptConfig(**fields))
+        if not isinstance(self.reprompt, RepromptConfig):
+            raise ValueError(f"sdpo.reprompt must be a mapping of RepromptConfig fields, got {self.reprompt!r}")
 
     @property
     def log_prob_backward_must_not_overwrite_logits(self) -> bool:
@@ -126,4 +133,51 @@ class SDPOActorConfig(FSDPActorConfig):
 
     @property
     def sdpo_enabled(self) -> bool:
-        return self.policy_loss.get("loss_mode", "vanilla") == "sdpo"
+        return sdpo_loss_selected(self.policy_loss)
+
+
+def sdpo_loss_selected(policy_loss: Mapping[str, Any]) -> bool:
+    """Whether verl's `actor.policy_loss` block selects the SDPO loss (loss_mode "sdpo"; verl's default "vanilla").
+    The one test of it: `SDPOActorConfig.sdpo_enabled` on the workers, `SDPOTrainer` on the driver."""
+    return policy_loss.get("loss_mode", "vanilla") == "sdpo"
+
+
+@dataclass
+class TTRLConfig(BaseConfig):
+    """Test-time RL on one theorem (the recipes' `sdpo.ttrl`).
+
+    theorem: the one theorem (or MATH problem) to train on, by name; None: full-dataset training.
+    stop_on_success: end the run after the step with the first valid proof (TTRL only).
+    max_attempts: attempt budget; the task part turns it into ceil(max_attempts / rollout.n) steps through the
+      `sdpo.ttrl_steps` resolver (so each task part sets its own; None here: no budget given).
+    """
+
+    theorem: Optional[str] = None
+    stop_on_success: bool = True
+    max_attempts: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if self.max_attempts is not None and self.max_attempts < 1:
+            raise ValueError(f"sdpo.ttrl.max_attempts must be >= 1, got {self.max_attempts}")
+
+
+@dataclass
+class RunConfig(BaseConfig):
+    """The recipes' top-level `sdpo:` block: what a run trains on and what it records, for SDPO and GRPO alike.
+
+    algorithm_name: the run's label (attempt log `method`, experiment names); None: "sdpo" when the SDPO loss
+      runs, else "grpo".
+    attempt_log: JSONL file every attempt is appended to; None: no attempt log.
+    ttrl: single-theorem test-time RL (`TTRLConfig`).
+    dataset, prompt_style, data_dir, full_batch_size: which prepared parquet files and how many prompts per step;
+      only the task part's interpolations read them (`${sdpo.data_dir}`, ...), so each task part sets them and
+      None here means "not used by this task".
+    """
+
+    algorithm_name: Optional[str] = None
+    attempt_log: Optional[str] = None
+    ttrl: TTRLConfig = field(default_factory=TTRLConfig)
+    dataset: Optional[str] = None
+    prompt_style: Optional[str] = None
+    data_dir: Optional[str] = None
+    full_batch_size: Optional[int] = None

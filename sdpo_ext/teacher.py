@@ -1,4 +1,4 @@
-"""Teacher weights: EMA of the student, the trust-region logit mix, and the teacher spec.
+"""Teacher weights: EMA of the student and the trust-region logit mix (settings: `sdpo_ext.config.SDPOTeacherConfig`).
 
 Modes: ``ema`` θ_T ← (1−r)·θ_T + r·θ_S after each policy update (authors' default, r = 0.05);
 ``trust_region`` teacher logits = ref + r·(student − ref) with a frozen reference (authors'
@@ -9,7 +9,6 @@ unregularised teacher, which diverged in its Table 4; kept for ablations).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import torch
 
@@ -21,25 +20,6 @@ def _check_rate(rate: float) -> float:
     if not 0.0 <= rate <= 1.0:  # also rejects NaN
         raise ValueError(f"teacher update rate must be in [0, 1], got {rate}")
     return rate
-
-
-@dataclass(frozen=True)
-class TeacherSpec:
-    """How the teacher's weights are obtained. ``update_rate`` is the EMA rate (ema) or the mixing
-    coefficient (trust_region); it is ignored by frozen and live."""
-
-    mode: str = "ema"
-    update_rate: float = 0.05
-
-    def __post_init__(self) -> None:
-        if self.mode not in TEACHER_MODES:
-            raise ValueError(f"teacher mode must be one of {TEACHER_MODES}, got {self.mode!r}")
-        _check_rate(self.update_rate)
-
-    @property
-    def needs_separate_weights(self) -> bool:
-        """Whether the teacher needs its own copy of the weights (all but live)."""
-        return self.mode != "live"
 
 
 @torch.no_grad()

@@ -10,18 +10,20 @@ Per step, after the rewards (with Lean feedback) are in TransferQueue and before
 After the actor update the EMA teacher is advanced (ema mode). Validation adds unbiased pass@k and mean@n over the
 judged samples to verl's metrics.
 
-Registered as verl's "sync" trainer. Without a top-level `sdpo` section in the config it behaves exactly as
-PPOTrainerSync (plain verl configs are untouched).
+Registered as verl's "sync" trainer. Without a top-level `sdpo` section (`sdpo_ext.config.RunConfig`) in the config it
+behaves exactly as PPOTrainerSync (plain verl configs are untouched).
 """
 from __future__ import annotations
 
 import logging
 import os
 import uuid
+from typing import TYPE_CHECKING
 
 import ray
 import torch
 import transfer_queue as tq
+from omegaconf import OmegaConf
 from tensordict import TensorDict
 
 from verl.trainer.ppo.utils import Role
@@ -38,6 +40,9 @@ from sdpo_ext.routing import sample_weights
 from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
 from sdpo_ext.val_metrics import validation_pass_at_k
 
+if TYPE_CHECKING:
+    from sdpo_ext.config import RunConfig
+
 logger = logging.getLogger(__name__)
 
 _ACTOR_ROLES = (Role.ActorRollout, Role.ActorRolloutRef)
@@ -47,30 +52,46 @@ def _as_list(value) -> list:
     return value.tolist() if hasattr(value, "tolist") else list(value)
 
 
+def run_config(config) -> RunConfig | None:
+    """The typed top-level `sdpo` block of verl's composed config (interpolations resolved), or None without one.
+    ValueError names an unknown or mistyped key."""
+    from sdpo_ext.config import RunConfig  # not at the top: see SDPOTrainer.__init__
+
+    block = config.get("sdpo", None)
+    if block is None:
+        return None
+    try:
+        return omega_conf_to_dataclass(OmegaConf.to_container(block, resolve=True), dataclass_type=RunConfig)
+    except Exception as e:  # OmegaConf's key/type errors
+        raise ValueError(f"the top-level `sdpo` block does not fit sdpo_ext.config.RunConfig: {e}") from e
+
+
 class SDPOTrainer(PPOTrainerSync):
     def __init__(self, config):
-        self.plugin_config = config.get("sdpo", None)
-        if self.plugin_config is not None:
+        # Imported here, not at the top: sdpo_ext.config imports verl, whose plugin loading imports this module; a
+        # process that imports sdpo_ext.config first (e.g. unpickling an actor config) would otherwise hit the cycle
+        # and lose the plugin's registrations.
+        from sdpo_ext.config import sdpo_loss_selected
+
+        if config.get("sdpo", None) is not None:
             check_config_keys(config)
+        self.run_config = run_config(config)
         super().__init__(config)
         actor = config.actor_rollout_ref.actor
-        self.sdpo_enabled = actor.policy_loss.get("loss_mode", "vanilla") == "sdpo"
+        self.sdpo_enabled = sdpo_loss_selected(actor.policy_loss)
         self.sdpo_config = omega_conf_to_dataclass(actor.sdpo) if self.sdpo_enabled else None
-        if self.sdpo_enabled and self.sdpo_config.reprompt is None:
-            raise ValueError("actor_rollout_ref.actor.sdpo.reprompt is missing")
         errors = sdpo_setting_errors(config, self.sdpo_config.grpo_weight) if self.sdpo_enabled else []
         if errors:
             raise ValueError("settings the SDPO loss cannot honour:\n  " + "\n  ".join(errors))
         self.ttrl_theorem = None
         self.stop_on_success = False
         self.attempt_log = None
-        if self.plugin_config is not None:
-            ttrl = self.plugin_config.get("ttrl", {}) or {}
-            self.ttrl_theorem = ttrl.get("theorem", None)
-            self.stop_on_success = bool(self.ttrl_theorem) and bool(ttrl.get("stop_on_success", True))
+        if self.run_config is not None:
+            self.ttrl_theorem = self.run_config.ttrl.theorem
+            self.stop_on_success = bool(self.ttrl_theorem) and self.run_config.ttrl.stop_on_success
             self.attempt_log = AttemptLog(
-                path=self.plugin_config.get("attempt_log", None),
-                method=str(self.plugin_config.get("algorithm_name", "sdpo" if self.sdpo_enabled else "grpo")),
+                path=self.run_config.attempt_log,
+                method=self.run_config.algorithm_name or ("sdpo" if self.sdpo_enabled else "grpo"),
                 run_id=f"{config.trainer.experiment_name}-{uuid.uuid4().hex[:8]}",
                 seed=int(config.data.get("seed", None) or 0),
             )
@@ -105,7 +126,7 @@ class SDPOTrainer(PPOTrainerSync):
         `val-aux/<source>/infra_fraction`."""
         metrics = super()._val_metrics_update(data_sources, sample_uids, reward_extra_infos_dict, sample_turns,
                                               expected_acc_counts=expected_acc_counts)
-        if self.plugin_config is None:
+        if self.run_config is None:
             return metrics
         verl_infra = tuple(f"{sec}/{source}/infra/" for sec in ("val-core", "val-aux") for source in set(data_sources))
         metrics = {key: value for key, value in metrics.items() if not key.startswith(verl_infra)}
@@ -148,7 +169,7 @@ class SDPOTrainer(PPOTrainerSync):
 
     # ------------------------------------------------------------------ step hooks
     def _compute_old_log_prob(self, batch, metrics: dict):
-        if self.plugin_config is not None:
+        if self.run_config is not None:
             # its own phase in verl's timing (timing_s/sdpo_prepare), nested inside timing_s/old_log_prob
             with marked_timer("sdpo_prepare", self.timing_raw):
                 self._prepare_samples(batch, metrics)

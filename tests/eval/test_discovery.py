@@ -130,6 +130,7 @@ def test_ctrl_c_stops_the_sweep(tmp_path, monkeypatch):
 def test_best_of_k_command_uses_the_recipe_settings(tmp_path, monkeypatch):
     monkeypatch.setenv("SDPO_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("LEAN_BACKEND", "repl")   # the recipe's backend key reads it (null without it: the default)
     cfg = discovery.compose_recipe("sdpo_kimina_1_7b", ["sdpo.ttrl.theorem=mathd_algebra_10"])
     log = tmp_path / "best_of_k" / "attempts.jsonl"
     command = discovery.best_of_k_command(cfg, ["mathd_algebra_10", "imo_1983_p6"], 64, log, 3, python="python")
@@ -142,7 +143,8 @@ def test_best_of_k_command_uses_the_recipe_settings(tmp_path, monkeypatch):
     assert opts["--problems"] == "mathd_algebra_10,imo_1983_p6" and opts["--budget"] == "64" and opts["--seed"] == "3"
     data = [command[i + 1] for i, c in enumerate(command) if c == "--data"]
     assert data == [str(tmp_path / "data" / f"minif2f_kimina_{s}.parquet") for s in ("valid", "test")]
-    assert any(c.startswith("backend=") for c in command)
+    assert "backend=repl" in command and "lean_version=v4.9.0" in command
+    assert not any(c.startswith("server_repls=") for c in command)   # null: left to the option's default
     # the sampler's own parser accepts every option (it stops at the missing data files, exit status 2)
     from sdpo_eval.prover_eval import main as sampler_main
 

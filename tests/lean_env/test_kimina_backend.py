@@ -245,6 +245,7 @@ def test_health_and_bearer_header(monkeypatch):
 
 def test_caller_does_not_repeat_retries_the_backend_spent_on_a_crashing_proof():
     """verify's infra retries skip a proof that alone fails its request: the backend re-ran it already."""
+    from lean_env.options import CheckOptions
     from lean_env.verify import run_with_retries
 
     server = fake(max_repls=2)
@@ -252,7 +253,7 @@ def test_caller_does_not_repeat_retries_the_backend_spent_on_a_crashing_proof():
 
     async def main():
         try:
-            return await run_with_retries(b, snip(0, "CRASH"), timeout_s=5, infra_retries=2, backoff_s=0.001)
+            return await run_with_retries(b, snip(0, "CRASH"), CheckOptions(timeout_s=5, infra_retries=2, backoff_s=0.001))
         finally:
             await b.aclose()
     result, attempts = asyncio.run(main())

@@ -14,9 +14,12 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_registrations_happen_on_import_verl_in_a_fresh_process(tmp_path):
+@pytest.mark.parametrize("first", ["verl", "sdpo_ext.config"])
+def test_registrations_happen_on_import_verl_in_a_fresh_process(tmp_path, first):
+    """Also when a process imports the config module first (it imports verl, whose plugin loading imports the
+    trainer, which must not need the half-imported config module)."""
     code = (
-        "import json, verl\n"
+        f"import json, {first}, verl\n"
         "from verl.trainer.ppo import core_algos\n"
         "from verl.trainer.ppo.v1 import get_trainer_cls\n"
         "from omegaconf import OmegaConf\n"
@@ -26,6 +29,7 @@ def test_registrations_happen_on_import_verl_in_a_fresh_process(tmp_path):
         " 'resolver': OmegaConf.has_resolver('sdpo.ttrl_pick')}))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "VERL_USE_EXTERNAL_PLUGINS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])   # this checkout, not the install
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])

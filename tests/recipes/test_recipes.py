@@ -10,6 +10,8 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
+from lean_env.options import option_fields
+from reward.lean import resolve_config
 from sdpo_ext.startup_checks import UnknownConfigKeyError, check_config_keys
 
 VERL_CONFIG_DIR = str(Path(verl.__file__).parent / "trainer" / "config")
@@ -220,7 +222,9 @@ def test_kimina_client_is_sized_from_the_servers_repl_count(env, expected, monke
     else:
         monkeypatch.setenv("LEAN_SERVER_MAX_REPLS", env)
     cfg = compose_recipe("sdpo_kimina_1_7b")
-    assert OmegaConf.to_container(cfg.reward.custom_reward_function.reward_kwargs, resolve=True)["server_repls"] == expected
+    kwargs = OmegaConf.to_container(cfg.reward.custom_reward_function.reward_kwargs, resolve=True)
+    assert resolve_config(**kwargs).backend_options.server_repls == expected
+
 
 
 def test_command_line_overrides_beat_the_recipe():
@@ -349,3 +353,15 @@ def test_a_shorter_budget_is_one_override_away(model):
 @pytest.mark.parametrize("recipe", ["sdpo_kimina_1_7b", "grpo_goedel_8b", "srpo_toy_lean", "sdpo_demo"])
 def test_lean_and_demo_recipes_log_to_the_file_logger_that_sdpo_eval_curves_reads(recipe):
     assert list(compose_recipe(recipe).trainer.logger) == ["console", "file"]
+
+
+@pytest.mark.parametrize("recipe", LEAN_RECIPES)
+def test_lean_reward_kwargs_are_option_fields_and_repeat_no_default(recipe, monkeypatch):
+    """Each reward_kwargs key is a `lean_env.options` field; a value equal to the field's default would be a second
+    home for it (null stands for "the default": env-backed keys listed so they can be set without `+`)."""
+    for name in ("LEAN_BACKEND", "LEAN_SERVER_MAX_REPLS"):
+        monkeypatch.delenv(name, raising=False)
+    kwargs = OmegaConf.to_container(compose_recipe(recipe).reward.custom_reward_function.reward_kwargs, resolve=True)
+    fields = {f.name: f for _, f in option_fields()}
+    assert set(kwargs) <= set(fields)
+    assert [k for k, v in kwargs.items() if v is not None and v == fields[k].default] == []

@@ -8,6 +8,7 @@ import pytest
 
 import reward.lean as rl
 from lean_env.backends.kimina import KiminaBackend
+from lean_env.options import BackendOptions
 from lean_env.testing.fake_kimina import FakeKimina
 from reward.cli import double_in_use, main
 
@@ -60,7 +61,7 @@ def _run_in_thread(argv: list[str]) -> int:
 def kimina_double(monkeypatch):
     def use(fake: FakeKimina) -> None:
         monkeypatch.setattr(rl, "_make_backend",
-                            lambda cfg: KiminaBackend(cfg["url"], transport=fake.transport(), backoff_s=0.01))
+                            lambda cfg: KiminaBackend(cfg.url, transport=fake.transport(), backoff_s=0.01))
     return use
 
 
@@ -90,6 +91,6 @@ def test_empty_input_is_bad_input(tmp_path):
 
 
 def test_real_backends_get_no_banner():
-    assert double_in_use({"backend": "repl", "repl_command": "lake exe repl"}, object()) is None
-    assert double_in_use({"backend": "kimina"}, KiminaBackend("http://lean:8000")) is None
-    assert double_in_use({"backend": "kimina"}, KiminaBackend("http://x", transport=FakeKimina().transport()))
+    assert double_in_use(BackendOptions(backend="repl", repl_command="lake exe repl"), object()) is None
+    assert double_in_use(BackendOptions(backend="kimina"), KiminaBackend("http://lean:8000")) is None
+    assert double_in_use(BackendOptions(backend="kimina"), KiminaBackend("http://x", transport=FakeKimina().transport()))

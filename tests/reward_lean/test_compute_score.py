@@ -60,7 +60,7 @@ def test_finish_reason_from_extra_info_and_dict_ground_truth_with_header(answer)
 
 def test_server_down_is_masked_never_scored(monkeypatch, answer):
     fake = FakeKimina(faults=[500] * 100)
-    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg["url"], transport=fake.transport(), backoff_s=0.01,
+    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg.url, transport=fake.transport(), backoff_s=0.01,
                                                                       restart_wait_s=0.05, max_backoff_s=0.01))
     (d,) = score_all([answer("norm_num")], backend="kimina", backoff_s=0.01)
     _contract(d)
@@ -74,14 +74,14 @@ def test_kimina_path_and_env_var_selection(monkeypatch, answer):
 
     def make(cfg):
         made.append(cfg)
-        return KiminaBackend(cfg["url"], cfg["api_key"], transport=fake.transport())
+        return KiminaBackend(cfg.url, cfg.api_key, transport=fake.transport())
     monkeypatch.setattr(rl, "_make_backend", make)
     monkeypatch.setenv("LEAN_BACKEND", "kimina")
     monkeypatch.setenv("LEAN_SERVER_API_URL", "http://lean:9000")
     monkeypatch.setenv("LEAN_SERVER_API_KEY", "k")
     outs = score_all([answer("norm_num"), answer("nlinarith")])
     assert [d["verdict"] for d in outs] == ["valid", "lean_error"]
-    assert len(made) == 1 and made[0]["url"] == "http://lean:9000" and made[0]["api_key"] == "k"
+    assert len(made) == 1 and made[0].url == "http://lean:9000" and made[0].api_key == "k"
 
 
 def test_config_errors_are_loud_and_verl_kwargs_are_accepted():
@@ -95,8 +95,8 @@ def test_config_errors_are_loud_and_verl_kwargs_are_accepted():
         rl.resolve_config(timeout_s="fast")
     with pytest.raises(ValueError, match="statement_check must be true or false"):
         rl.resolve_config(statement_check="false")
-    assert rl.resolve_config(timeout_s=30, max_rss_mb=5000.5)["timeout_s"] == 30
-    assert rl.resolve_config(reward_router_address=None)["backend"] in ("kimina", "repl", "repl-ray")
+    assert rl.resolve_config(timeout_s=30, max_rss_mb=5000.5).check.timeout_s == 30
+    assert rl.resolve_config(reward_router_address=None).backend_options.backend in ("kimina", "repl", "repl-ray")
     with pytest.raises(ValueError, match="formal_statement"):
         rl.parse_ground_truth('{"name": "x"}')
 

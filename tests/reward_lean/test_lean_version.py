@@ -68,7 +68,7 @@ def test_the_version_is_asked_once_per_process_and_config(answer, monkeypatch):
     real = rl._query_version
 
     async def counting(backend, cfg):
-        asked.append(cfg["backend"])
+        asked.append(cfg.backend)
         return await real(backend, cfg)
     monkeypatch.setattr(rl, "_query_version", counting)
     async def concurrently():
@@ -84,7 +84,7 @@ def test_the_version_is_asked_once_per_process_and_config(answer, monkeypatch):
 @pytest.mark.parametrize("server_version,ok", [("4.9.0", True), ("4.15.0", False)])
 def test_kimina_mismatch_stops(monkeypatch, answer, server_version, ok):
     fake = FakeKimina(lean_version=server_version)
-    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg["url"], transport=fake.transport()))
+    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg.url, transport=fake.transport()))
     if ok:
         (d,) = score([answer("norm_num")], backend="kimina", lean_version="v4.9.0")
         assert d["verdict"] == "valid"
@@ -101,7 +101,7 @@ def test_kimina_mismatch_stops(monkeypatch, answer, server_version, ok):
 def test_a_backend_that_cannot_answer_at_start_stops_the_start_but_not_a_running_reward(monkeypatch, answer):
     fake = FakeKimina(faults=[500] * 100)
     monkeypatch.setattr(rl, "_make_backend",
-                        lambda cfg: KiminaBackend(cfg["url"], transport=fake.transport(), backoff_s=0.01,
+                        lambda cfg: KiminaBackend(cfg.url, transport=fake.transport(), backoff_s=0.01,
                                                         restart_wait_s=0.05, max_backoff_s=0.01))
     with pytest.raises(LeanVersionError, match="could not ask"):
         rl.require_lean_version(backend="kimina", lean_version="v4.9.0")

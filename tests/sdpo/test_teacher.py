@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sdpo_ext.teacher import TEACHER_MODES, TeacherSpec, ema_update_, trust_region_logits
+from sdpo_ext.teacher import ema_update_, trust_region_logits
 
 
 def test_ema_closed_form_after_n_updates():
@@ -70,13 +70,3 @@ def test_trust_region_logits():
     torch.testing.assert_close(p, q / q.sum())
     with pytest.raises(ValueError, match="shapes"):
         trust_region_logits(ref, torch.zeros(1, 4), 0.1)
-
-
-def test_teacher_spec_validation():
-    assert TEACHER_MODES == ("ema", "trust_region", "frozen", "live")
-    assert TeacherSpec().mode == "ema" and TeacherSpec().update_rate == 0.05
-    assert not TeacherSpec("live", 0.0).needs_separate_weights
-    with pytest.raises(ValueError, match="mode"):
-        TeacherSpec("trust-region", 0.01)
-    with pytest.raises(ValueError, match="rate"):
-        TeacherSpec("ema", -0.1)

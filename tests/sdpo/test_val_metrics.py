@@ -23,10 +23,11 @@ def test_infra_samples_are_dropped_not_counted_as_failures():
 
 
 def test_trainer_adds_pass_at_k_to_verls_validation_metrics():
+    from sdpo_ext.config import RunConfig
     from sdpo_ext.trainer import SDPOTrainer
 
     trainer = SDPOTrainer.__new__(SDPOTrainer)   # only the metrics hook is exercised: no workers
-    trainer.plugin_config = {}
+    trainer.run_config = RunConfig()
     uids = ["a"] * 4 + ["b"] * 4
     infos = {"reward": [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
              "verdict": ["valid", "lean_error", "truncated", "sorry", "infra", "lean_error", "lean_error", "sorry"],

@@ -1,0 +1,128 @@
+"""Lean checking options, each default written once: how a backend is built and how one proof is checked.
+
+`BackendOptions` is everything that builds a backend (frozen, so it is the backend cache key); `CheckOptions` is what
+one `verify` call needs (limits and retries); `LeanOptions` adds the per-run settings (Lean version check,
+concurrency). The flat keyword names of the three (`option_fields`) are verl's `reward_kwargs` of `reward.lean` and
+the flags of `python -m reward.cli verify`.
+A backend field whose default is None and whose metadata names an env var falls back to that variable, then to its
+`fallback` (`BackendOptions.resolved`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+BACKENDS = ("kimina", "repl", "repl-ray")
+
+
+def _opt(default: Any, doc: str, env: str | None = None, fallback: Any = None) -> Any:
+    return field(default=default, metadata={"doc": doc, "env": env, "fallback": fallback})
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """How the Lean backend is built and sized; equal options share one backend."""
+
+    backend: str | None = _opt(None, "kimina (HTTP server) | repl (local `lake exe repl`) | repl-ray",
+                               env="LEAN_BACKEND", fallback="kimina")
+    url: str | None = _opt(None, "Kimina base URL", env="LEAN_SERVER_API_URL", fallback="http://localhost:8000")
+    api_key: str | None = _opt(None, "Kimina API key", env="LEAN_SERVER_API_KEY")
+    endpoint: str = _opt("check", "Kimina: check (/api/check) or verify (legacy /verify)")
+    batch_size: int = _opt(8, "Kimina snippets per request")
+    server_repls: int = _opt(8, "Kimina: the server's LEAN_SERVER_MAX_REPLS; cap on snippets in flight")
+    repl_command: str | None = _opt(None, "command starting one REPL", env="LEAN_REPL_COMMAND",
+                                    fallback="lake exe repl")
+    workspace: str | None = _opt(None, "Mathlib workspace (cwd of the REPL)", env="LEAN_WORKSPACE")
+    num_repls: int = _opt(1, "REPL processes per pool")
+    max_uses: int = _opt(500, "recycle a REPL after this many proofs")
+    max_rss_mb: float | None = _opt(None, "recycle a REPL whose process tree exceeds this RSS (None: never)")
+    mem_limit_mb: int | None = _opt(None, "RLIMIT_AS per REPL process (None: unlimited)")
+    import_timeout_s: float = _opt(300.0, "header import limit for a fresh REPL (Kimina: re-send limit after a "
+                                          "header timeout); also the Lean version query's limit")
+    ray_actors: int = _opt(1, "repl-ray: number of Ray actors each holding a pool")
+
+    def __post_init__(self) -> None:
+        _check_types(self)
+
+    def resolved(self) -> BackendOptions:
+        """These options with every unset env-backed field read from its env var, then its fallback."""
+        updates = {}
+        for f in dataclasses.fields(self):
+            if f.metadata["env"]:
+                updates[f.name] = getattr(self, f.name) or os.environ.get(f.metadata["env"]) or f.metadata["fallback"]
+        out = dataclasses.replace(self, **updates)
+        if out.backend not in BACKENDS:
+            raise ValueError(f"backend must be 'kimina', 'repl' or 'repl-ray', got {out.backend!r}")
+        return out
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Limits and retries of one proof check (`lean_env.verify.verify`)."""
+
+    timeout_s: float = _opt(60.0, "per-proof Lean wall-clock limit")
+    infra_retries: int = _opt(2, "re-runs after an infrastructure failure")
+    timeout_retries: int = _opt(1, "re-runs after a timeout")
+    backoff_s: float = _opt(1.0, "first retry delay, doubled per retry")
+    statement_check: bool = _opt(True, "Lean confirms the theorem's type is the dataset statement's")
+
+    def __post_init__(self) -> None:
+        _check_types(self)
+
+
+@dataclass(frozen=True)
+class LeanOptions:
+    """All Lean reward options: the backend, the per-proof check, and the per-run settings below."""
+
+    backend_options: BackendOptions = field(default_factory=BackendOptions)
+    check: CheckOptions = field(default_factory=CheckOptions)
+    lean_version: str | None = _opt(None, "the Lean the statements and model need (e.g. v4.9.0); checked once; "
+                                          "None: unchecked")
+    allow_lean_version_mismatch: bool = _opt(False, "run on another Lean anyway (logged), instead of stopping")
+    max_concurrency: int = _opt(8, "verify_many samples in flight")
+
+    def __post_init__(self) -> None:
+        _check_types(self)
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping[str, Any]) -> LeanOptions:
+        """Options from flat keys (`option_fields`); a None value keeps the default; unknown keys raise."""
+        known = {f.name for _, f in option_fields()}
+        unknown = set(kwargs) - known
+        if unknown:
+            raise ValueError(f"unknown Lean reward option(s) {sorted(unknown)}; known: {sorted(known)}")
+        given = {k: v for k, v in kwargs.items() if v is not None}
+        parts = {owner: {f.name: given[f.name] for f in dataclasses.fields(owner) if f.name in given}
+                 for owner in (BackendOptions, CheckOptions)}
+        own = {f.name: given[f.name] for owner, f in option_fields() if owner is cls and f.name in given}
+        return cls(backend_options=BackendOptions(**parts[BackendOptions]).resolved(),
+                   check=CheckOptions(**parts[CheckOptions]), **own)
+
+
+def option_fields() -> list[tuple[type, dataclasses.Field]]:
+    """(owning dataclass, field) of every flat option, in declaration order; names are unique across the three."""
+    return [(owner, f) for owner in (BackendOptions, CheckOptions, LeanOptions) for f in dataclasses.fields(owner)
+            if "doc" in f.metadata]
+
+
+def option_type(owner: type, f: dataclasses.Field) -> type:
+    """The value type of an option (Optional unwrapped): bool, int, float or str."""
+    hint = typing.get_type_hints(owner)[f.name]
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return args[0] if args else hint
+
+
+def _check_types(options: Any) -> None:
+    """A mistyped limit would fail inside a REPL pool, i.e. as infra, silently; so check numbers and flags here."""
+    for f in dataclasses.fields(options):
+        if "doc" not in f.metadata:
+            continue
+        value, kind = getattr(options, f.name), option_type(type(options), f)
+        if value is not None and kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValueError(f"Lean reward option {f.name} must be a number, got {value!r}")
+        if kind is bool and not isinstance(value, bool):   # "false" would be truthy
+            raise ValueError(f"Lean reward option {f.name} must be true or false, got {value!r}")
