@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from attempts.pass_at_k import pass_at_k
+from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.stats import bootstrap_mean_interval, paired_difference_interval, wilson_interval
 
 OVERALL = "overall"

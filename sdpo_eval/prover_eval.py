@@ -23,8 +23,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from attempts.log import AttemptLog
-from attempts.pass_at_k import pass_at_k
+from sdpo_attempts.log import AttemptLog
+from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 
 MAX_ALL_INFRA_BATCHES = 3  # best-of-k gives up on a problem after this many batches that were entirely infra

@@ -4,7 +4,7 @@
         --project ~/recheck-ws --tool comparator --out recheck.jsonl
     python -m sdpo_eval.recheck --log passk.verdicts.jsonl --project ~/recheck-ws --tool lean4checker
 
-Inputs (`--log`, repeatable, JSONL, and every attempts.jsonl under `--run-dir`): attempt logs (`attempts.log`: `problem`, `verdict`, `score`, `infra`,
+Inputs (`--log`, repeatable, JSONL, and every attempts.jsonl under `--run-dir`): attempt logs (`sdpo_attempts.log`: `problem`, `verdict`, `score`, `infra`,
 `proof`), whose problems are looked up by id in `--data` (prepared parquet: `extra_info.name`,
 `reward_model.ground_truth`), or `reward.cli verify` outputs (rows carrying `formal_statement` or `ground_truth`,
 `output`, `verdict`). A row is rewarded when its verdict is `valid` (or, without a verdict, its score is 1) and it is

@@ -4,8 +4,9 @@ Registers, idempotently:
 - the OmegaConf resolvers used by the recipes (sdpo.ttrl_pick, sdpo.ttrl_steps);
 - the advantage estimator `grpo_valid` (GRPO that ignores infra-masked samples);
 - a guard policy loss `sdpo`, which only fails loudly: the SDPO loss runs through our worker's loss hook;
-- `SDPOTrainer` as verl's v1 "sync" trainer. It is PPOTrainerSync plus attempt logging, infra masking and
-  TTRL stop-on-success for every run, and the SDPO teacher step when policy_loss.loss_mode == "sdpo".
+- `SDPOTrainer` as verl's v1 "sync" trainer (done by `sdpo_ext.trainer` itself, which this imports). It is
+  PPOTrainerSync plus attempt logging, infra masking and TTRL stop-on-success for every run, and the SDPO teacher
+  step when policy_loss.loss_mode == "sdpo".
 verl swallows plugin import errors at DEBUG level, so failures here are logged at ERROR and re-raised.
 """
 from __future__ import annotations
@@ -25,18 +26,19 @@ def _sdpo_policy_loss_guard(*args, **kwargs):
 
 def register() -> None:
     from verl.trainer.ppo import core_algos
-    from verl.trainer.ppo.v1 import trainer_base
 
     from sdpo_ext.advantage import grpo_valid_advantage
     from sdpo_ext.resolvers import register_resolvers
-    from sdpo_ext.trainer import SDPOTrainer
 
     register_resolvers()
     if "grpo_valid" not in core_algos.ADV_ESTIMATOR_REGISTRY:
         core_algos.register_adv_est("grpo_valid")(grpo_valid_advantage)
     if "sdpo" not in core_algos.POLICY_LOSS_REGISTRY:
         core_algos.register_policy_loss("sdpo")(_sdpo_policy_loss_guard)
-    trainer_base.TRAINER_REGISTRY["sync"] = SDPOTrainer
+    # The trainer registers itself as verl's "sync" trainer when its module finishes importing: a plain module import
+    # here, so that a process whose first import is sdpo_ext.trainer (which imports verl, which loads this plugin
+    # while the trainer module is half-initialised) still gets every registration.
+    import sdpo_ext.trainer  # noqa: F401
 
 
 try:

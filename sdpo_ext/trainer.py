@@ -27,13 +27,14 @@ from omegaconf import OmegaConf
 from tensordict import TensorDict
 
 from verl.trainer.ppo.utils import Role
+from verl.trainer.ppo.v1 import trainer_base
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 from verl.utils.config import omega_conf_to_dataclass
 from verl.utils.debug import marked_timer
 from verl.utils.metric import reduce_metrics
 from verl.utils.py_functional import rename_dict
 
-from attempts.log import AttemptLog
+from sdpo_attempts.log import AttemptLog
 from sdpo_ext.packed_rows import jagged
 from sdpo_ext.reprompt import build_teacher_batch
 from sdpo_ext.routing import sample_weights
@@ -297,3 +298,8 @@ class SDPOTrainer(PPOTrainerSync):
             with marked_timer("sdpo_ema_update", self.timing_raw):  # nested inside timing_s/update_actor
                 self.actor_rollout_wg.sdpo_update_ema_teacher()
         return batch
+
+
+# verl's v1 "sync" trainer is SDPOTrainer in every process that imports the plugin (sdpo_ext.plugin imports this
+# module; registering here, after the class exists, survives the import cycle trainer -> verl -> plugin -> trainer).
+trainer_base.TRAINER_REGISTRY["sync"] = SDPOTrainer

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from attempts.pass_at_k import pass_at_k
+from sdpo_attempts.pass_at_k import pass_at_k
 
 
 def _ks(n_max: int) -> list[int]:

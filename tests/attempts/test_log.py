@@ -1,7 +1,7 @@
 """The attempt log (attempts.log): per-problem attempt counts, infra samples logged without spending one, resume."""
 from __future__ import annotations
 
-from attempts.log import AttemptLog
+from sdpo_attempts.log import AttemptLog
 
 
 def test_attempt_log_counts_per_problem_skips_infra_and_resumes(tmp_path):

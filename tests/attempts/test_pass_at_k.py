@@ -1,4 +1,4 @@
-"""Unbiased pass@k (attempts.pass_at_k) against hand values, the combinatorial form and exhaustive draws."""
+"""Unbiased pass@k (sdpo_attempts.pass_at_k) against hand values, the combinatorial form and exhaustive draws."""
 from __future__ import annotations
 
 import itertools
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from attempts.pass_at_k import pass_at_k
+from sdpo_attempts.pass_at_k import pass_at_k
 
 
 @pytest.mark.parametrize("n,c,k", [(4, 0, 1), (4, 1, 2), (4, 2, 4), (8, 3, 2), (8, 7, 4), (5, 5, 3)])

@@ -184,7 +184,7 @@ def test_n_samples_pass_and_majority(tmp_path, engines, capsys):
                 "p2": [not seeds[("p2", j)] % 4 for j in range(8)], "p3": [True] * 8}
     overall = report["accuracy"]["model_a"]["overall"]
     assert overall["accuracy"] == pytest.approx(sum(sum(v) / 8 for v in expected.values()) / 3)
-    from attempts.pass_at_k import pass_at_k
+    from sdpo_attempts.pass_at_k import pass_at_k
 
     assert overall["pass@4"] == pytest.approx(sum(pass_at_k(8, sum(v), 4) for v in expected.values()) / 3)
     majority = [sum(v) > 4 or (sum(v) == 4 and v[0]) for v in expected.values()]  # a tie: the first answer

@@ -8,7 +8,7 @@ import pytest
 
 from sdpo_eval.math_scoring import compare, format_table, majority_correct, score_table
 from sdpo_eval.sample_log import open_log
-from attempts.pass_at_k import pass_at_k
+from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.stats import bootstrap_mean_interval, wilson_interval
 
 

@@ -10,7 +10,7 @@ import reward.lean
 import sdpo_eval.prover_eval as prover_eval
 from sdpo_data.prepare import prepare_lean
 from sdpo_eval.engines import Completion, ModelSpec, SamplingParams
-from attempts.pass_at_k import pass_at_k
+from sdpo_attempts.pass_at_k import pass_at_k
 
 HEADER = "import Mathlib\n\n"
 

@@ -15,7 +15,7 @@ import torch
 from verl.utils import tensordict_utils as tu
 
 import sdpo_ext.trainer as trainer_mod
-from attempts.log import AttemptLog
+from sdpo_attempts.log import AttemptLog
 from sdpo_ext.config import SDPOConfig
 from sdpo_ext.trainer import SDPOTrainer
 

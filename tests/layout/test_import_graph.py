@@ -1,7 +1,7 @@
 """Imports go down: each package imports only the packages below it (read from the source with ast, no import).
 
-attempts (stdlib only) <- sdpo_ext (training); lean_env (Lean, no verl) <- reward <- sdpo_data <- sdpo_eval, and
-sdpo_eval also imports attempts. Lazy imports inside functions count too.
+sdpo_attempts (stdlib only) <- sdpo_ext (training); lean_env (Lean, no verl) <- reward <- sdpo_data <- sdpo_eval, and
+sdpo_eval also imports sdpo_attempts. Lazy imports inside functions count too.
 """
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = {"attempts", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext"}
+OURS = {"sdpo_attempts", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext"}
 ALLOWED = {
-    "attempts": set(),
+    "sdpo_attempts": set(),
     "lean_env": set(),
     "reward": {"lean_env"},
     "sdpo_data": {"lean_env", "reward"},
-    "sdpo_eval": {"attempts", "lean_env", "reward", "sdpo_data"},
-    "sdpo_ext": {"attempts"},
+    "sdpo_eval": {"sdpo_attempts", "lean_env", "reward", "sdpo_data"},
+    "sdpo_ext": {"sdpo_attempts"},
 }
 
 
@@ -41,7 +41,7 @@ def test_a_package_imports_only_the_packages_below_it(package):
     assert not wrong, sorted(wrong)
 
 
-@pytest.mark.parametrize("package", ["attempts", "lean_env"])
+@pytest.mark.parametrize("package", ["sdpo_attempts", "lean_env"])
 def test_the_bottom_packages_do_not_import_verl(package):
     assert not any("verl" in imported_packages(path) for path in (ROOT / package).rglob("*.py"))
 

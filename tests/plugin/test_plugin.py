@@ -14,10 +14,10 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("first", ["verl", "sdpo_ext.config"])
+@pytest.mark.parametrize("first", ["verl", "sdpo_ext.config", "sdpo_ext.trainer", "sdpo_ext.worker"])
 def test_registrations_happen_on_import_verl_in_a_fresh_process(tmp_path, first):
-    """Also when a process imports the config module first (it imports verl, whose plugin loading imports the
-    trainer, which must not need the half-imported config module)."""
+    """Also when a process imports one of our modules first: it imports verl, whose plugin loading imports the
+    trainer while that module may be half-initialised (the trainer-first case used to lose every registration)."""
     code = (
         f"import json, {first}, verl\n"
         "from verl.trainer.ppo import core_algos\n"
@@ -103,7 +103,7 @@ def test_a_resumed_trainer_continues_the_attempt_counts_of_its_checkpoint(tmp_pa
 
     from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 
-    from attempts.log import AttemptLog
+    from sdpo_attempts.log import AttemptLog
     from sdpo_ext.trainer import SDPOTrainer
 
     monkeypatch.setattr(PPOTrainerSync, "_save_checkpoint", lambda self: None)

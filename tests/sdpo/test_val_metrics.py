@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from attempts.pass_at_k import pass_at_k
+from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_ext.val_metrics import validation_pass_at_k
 
 
