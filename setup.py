@@ -7,7 +7,9 @@ setup(
     description="Self-Distilled Policy Optimization for Lean 4 theorem proving: a verl 0.9.1 plugin",
     python_requires=">=3.10",
     # hydra_plugins is a namespace package shared with other Hydra plugins (it must have no __init__.py).
-    packages=find_packages(include=["sdpo_attempts*", "sdpo_ext*", "lean_env*", "reward*", "recipes*", "sdpo_data*", "sdpo_eval*"])
+    packages=find_packages(
+        include=["sdpo_attempts*", "sdpo_ext*", "lean_env*", "reward*", "recipes*", "sdpo_data*", "sdpo_eval*"]
+    )
     + find_namespace_packages(include=["hydra_plugins", "hydra_plugins.*"]),
     package_data={"recipes": ["*/*.yaml"]},
     include_package_data=True,

@@ -1,4 +1,5 @@
-"""verl reward functions: `reward.lean` (Lean proofs), `reward.math` (MATH answers) and `reward.addition` (the demo task).
+"""verl reward functions: `reward.lean` (Lean proofs), `reward.math` (MATH answers) and `reward.addition` (the demo
+task).
 
 MATH grading is split in three: `math_answer` (the reply's final answer; pure, linear time), `math_equal` (answer
 equivalence; sympy), `math_grader` (equivalence in killable worker processes with a hard time limit).

@@ -172,7 +172,9 @@ def _as_dict(verdict: Verdict, feedback: str, lean_time_s: float, infra: bool) -
             "feedback": "" if infra else feedback, "infra": 1.0 if infra else 0.0, "lean_time_s": float(lean_time_s)}
 
 
-async def score_one(task: Task, solution_str: Any, cfg: LeanOptions, finish_reason: str | None = None) -> dict[str, Any]:
+async def score_one(
+    task: Task, solution_str: Any, cfg: LeanOptions, finish_reason: str | None = None
+) -> dict[str, Any]:
     backend = get_backend(cfg.backend_options)
     result = await verify(task, solution_str if isinstance(solution_str, str) else "", backend,
                           finish_reason=finish_reason, check=cfg.check)
@@ -206,7 +208,9 @@ async def compute_score(data_source: str, solution_str: str, ground_truth: Any, 
     return await _score(ground_truth, solution_str, cfg, finish_reason)
 
 
-async def verify_many(items: Iterable[Mapping[str, Any]], *, progress: bool = True, **config: Any) -> list[dict[str, Any]]:
+async def verify_many(
+    items: Iterable[Mapping[str, Any]], *, progress: bool = True, **config: Any
+) -> list[dict[str, Any]]:
     """Score many items (keys: `ground_truth` or `formal_statement`/`name`/`header`; `output` or
     `solution_str`; optional `finish_reason`), in input order, at most `max_concurrency` at once."""
     from tqdm.auto import tqdm

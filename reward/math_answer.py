@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
-_END_OF_TURN = re.compile(r"<\|(?:im_end|im_start|eot_id|endoftext|end_of_text|end)\|>|</s>|<end_of_turn>|<｜end▁of▁sentence｜>")
+_END_OF_TURN = re.compile(
+    r"<\|(?:im_end|im_start|eot_id|endoftext|end_of_text|end)\|>|</s>|<end_of_turn>|<｜end▁of▁sentence｜>"
+)
 _SPECIAL_TOKEN = re.compile(r"<\|[^|<>]{1,40}\|>|<s>")
 _HOPE = re.compile(r"\s*I hope (?:it|this|that) is correct\.?", re.IGNORECASE)
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")

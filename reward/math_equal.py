@@ -137,7 +137,8 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
         return _text_form(pred) is not None and _text_form(pred) == _text_form(ref)
     golds, guesses = [ref], [pred]
     if has_percent(reference) != has_percent(prediction):
-        (golds if has_percent(reference) else guesses).append(f"\\frac{{{ref if has_percent(reference) else pred}}}{{100}}")
+        scaled = ref if has_percent(reference) else pred
+        (golds if has_percent(reference) else guesses).append(f"\\frac{{{scaled}}}{{100}}")
     from math_verify import verify
 
     for gold_text in golds:

@@ -5,8 +5,8 @@ drops vLLM's finish reason. This manager recovers it from the token counts (`rew
 `extra_info["finish_reason"]` ("stop" | "length"), with `response_tokens` and `response_budget`, on a copy of the
 sample's `extra_info` (the dataset's dict is shared by the rollouts of one prompt). `reward.lean.compute_score`
 classes a "length" reply `truncated`. At start it asks the backend which Lean it runs (`reward.lean.
-require_lean_version`) and raises on a mismatch with the recipe's `lean_version`. Selected in the Lean task recipe through verl's own setting
-`reward.reward_manager` (source importlib), so verl itself is not patched.
+require_lean_version`) and raises on a mismatch with the recipe's `lean_version`. Selected in the Lean task recipe
+through verl's own setting `reward.reward_manager` (source importlib), so verl itself is not patched.
 """
 from __future__ import annotations
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from lean_env.text import blank_comments
-
 from sdpo_data.prompts import build_prompt
 
-DEEPSEEK_HEADER = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\n"
+DEEPSEEK_HEADER = (
+    "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\n"
+)
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,9 @@ class LeanDataset:
 
 LEAN_DATASETS: dict[str, LeanDataset] = {
     "minif2f": LeanDataset("minif2f", ("valid", "test"), "v4.9.0", "xinhjBrant/mathlib4@2f65ba7", DEEPSEEK_HEADER),
-    "proofnet": LeanDataset("proofnet", ("valid", "test"), "v4.9.0", "xinhjBrant/mathlib4@2f65ba7", "import Mathlib\n\n"),
+    "proofnet": LeanDataset(
+        "proofnet", ("valid", "test"), "v4.9.0", "xinhjBrant/mathlib4@2f65ba7", "import Mathlib\n\n"
+    ),
 }
 
 FIELD_ALIASES: dict[str, tuple[str, ...]] = {
@@ -47,7 +50,9 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
     "split": ("split", "_hf_split"),
 }
 SPLIT_ALIASES = {"validation": "valid", "val": "valid", "dev": "valid"}
-_DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*(theorem|lemma|def)\s+([^\s:({\[]+)")
+_DECL = re.compile(
+    r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*(theorem|lemma|def)\s+([^\s:({\[]+)"
+)
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,8 @@ def prepare_lean(dataset: str, source: str, prompt_style: str, out_dir: Path, th
 
 def prepare_math(subjects: tuple[str, ...], out_dir: Path, split: str = "test", input_path: str | None = None,
                  limit_per_subject: int | None = None) -> dict[str, Any]:
-    from sdpo_data.math_rows import load_math, verl_row as math_row
+    from sdpo_data.math_rows import load_math
+    from sdpo_data.math_rows import verl_row as math_row
 
     problems, excluded = load_math(subjects, split, input_path, limit_per_subject)
     if not problems:

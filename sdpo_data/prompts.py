@@ -54,7 +54,8 @@ GOEDEL_INSTRUCTION = (
 def goedel(statement: str, header: str, informal_prefix: str) -> Messages:
     prefix = informal_prefix.rstrip() + "\n" if informal_prefix and informal_prefix.strip() else ""
     code = _code(header, prefix, _with_sorry(statement))
-    return [{"role": "user", "content": f"Complete the following Lean 4 code:\n\n```lean4\n{code}\n```\n\n{GOEDEL_INSTRUCTION}"}]
+    content = f"Complete the following Lean 4 code:\n\n```lean4\n{code}\n```\n\n{GOEDEL_INSTRUCTION}"
+    return [{"role": "user", "content": content}]
 
 
 QWEN_SYSTEM = "You are an expert in mathematics and Lean 4 theorem proving."

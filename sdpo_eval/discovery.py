@@ -173,7 +173,8 @@ def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, method
         if method == "best_of_k":
             run_dir = out_dir / "best_of_k"
             cfg = compose_recipe(f"sdpo_{model_part(recipe)}", [f"sdpo.ttrl.theorem={problems[0]}", *overrides])
-            jobs.append((method, None, best_of_k_command(cfg, problems, budget, run_dir / "attempts.jsonl", seed), run_dir))
+            command = best_of_k_command(cfg, problems, budget, run_dir / "attempts.jsonl", seed)
+            jobs.append((method, None, command, run_dir))
             continue
         for problem in problems:
             run_dir = out_dir / method / problem
@@ -246,7 +247,9 @@ def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, 
     return {m: dict(p) for m, p in out.items()}
 
 
-def discovery_report(records: Sequence[dict[str, Any]], budget: int, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+def discovery_report(
+    records: Sequence[dict[str, Any]], budget: int, n_boot: int = 2000, seed: int = 0
+) -> dict[str, Any]:
     """discovery@k curves (k = 1..budget) with bootstrap bands for each method, on the common problems."""
     from sdpo_eval.stats import bootstrap_discovery, discovery_curve
 
@@ -284,7 +287,8 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
     ks = list(range(1, report["budget"] + 1))
     fig, ax = plt.subplots(figsize=(6, 4))
     for method, row in report["methods"].items():
-        line, = ax.step(ks, row["curve"], where="post", label=f"{method} ({row['solved_runs']}/{row['runs']} runs solved)")
+        label = f"{method} ({row['solved_runs']}/{row['runs']} runs solved)"
+        line, = ax.step(ks, row["curve"], where="post", label=label)
         ax.fill_between(ks, row["low"], row["high"], step="post", alpha=0.2, color=line.get_color())
     ax.set_xscale("log", base=2)
     ax.set_xlabel("attempts k")

@@ -142,7 +142,9 @@ class TransformersEngine:
             out += self._generate_batch(prompts[start:end], params, seeds[start:end])
         return out
 
-    def _generate_batch(self, prompts: Sequence[Prompt], params: SamplingParams, seeds: Sequence[int]) -> list[Completion]:
+    def _generate_batch(
+        self, prompts: Sequence[Prompt], params: SamplingParams, seeds: Sequence[int]
+    ) -> list[Completion]:
         import torch
 
         eos = self.tokenizer.eos_token_id
@@ -151,7 +153,8 @@ class TransformersEngine:
         width = max(map(len, rows))
         ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=self.device)
         mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=self.device)
-        sampler = [SeededSampling(seeds, params.temperature, params.top_p, self.device)] if params.temperature > 0 else []
+        sampled = params.temperature > 0
+        sampler = [SeededSampling(seeds, params.temperature, params.top_p, self.device)] if sampled else []
         extra = {"stop_strings": list(params.stop), "tokenizer": self.tokenizer} if params.stop else {}
         with torch.no_grad():
             gen = self.model.generate(ids, attention_mask=mask, max_new_tokens=params.max_new_tokens, pad_token_id=pad,
@@ -188,8 +191,8 @@ class VllmEngine:
         from vllm import SamplingParams as VllmParams
 
         requests = [{"prompt_token_ids": _prompt_ids(self.tokenizer, p)} for p in prompts]
-        per_prompt = [VllmParams(n=1, temperature=params.temperature, top_p=params.top_p, max_tokens=params.max_new_tokens,
-                                 seed=seed, stop=list(params.stop) or None)
+        per_prompt = [VllmParams(n=1, temperature=params.temperature, top_p=params.top_p,
+                                 max_tokens=params.max_new_tokens, seed=seed, stop=list(params.stop) or None)
                       for seed in _seeds(len(prompts), params, seeds)]
         results = self.llm.generate(requests, sampling_params=per_prompt, use_tqdm=True)
         out = []
@@ -221,8 +224,8 @@ class EngineOptions:
         parser.add_argument("--tensor-parallel-size", type=int, default=1)
         parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
         parser.add_argument("--max-model-len", type=int, default=None)
-        parser.add_argument("--dtype", default="auto", choices=DTYPES, help="model dtype (auto: the checkpoint's on GPU, "
-                            "float32 on CPU)")
+        parser.add_argument("--dtype", default="auto", choices=DTYPES,
+                            help="model dtype (auto: the checkpoint's on GPU, float32 on CPU)")
         parser.add_argument("--batch-size", type=int, default=8, help="transformers: prompts per padded batch")
 
     @classmethod

@@ -58,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--grading-timeout-s", type=float, default=DEFAULT_TIMEOUT_S, help="hard limit per grading")
     EngineOptions.add_arguments(parser)
-    parser.add_argument("--log", type=Path, default=None, help="per-sample JSONL log (prompt, completion, verdict, seed)")
+    parser.add_argument("--log", type=Path, default=None,
+                        help="per-sample JSONL log (prompt, completion, verdict, seed)")
     parser.add_argument("--resume", action="store_true", help="continue --log: skip the samples it already holds")
     parser.add_argument("--out", type=Path, default=None, help="JSON summary (tables, comparison, per-problem results)")
     return parser

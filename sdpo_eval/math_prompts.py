@@ -22,7 +22,8 @@ MINERVA_EXEMPLARS: tuple[tuple[str, str], ...] = (
     ),
     (
         "If $\\det \\mathbf{A} = 2$ and $\\det \\mathbf{B} = 12,$ then find $\\det (\\mathbf{A} \\mathbf{B}).$",
-        "We have that $\\det (\\mathbf{A} \\mathbf{B}) = (\\det \\mathbf{A})(\\det \\mathbf{B}) = (2)(12) = \\boxed{24}.$",
+        "We have that $\\det (\\mathbf{A} \\mathbf{B}) = (\\det \\mathbf{A})(\\det \\mathbf{B}) "
+        "= (2)(12) = \\boxed{24}.$",
     ),
     (
         "Terrell usually lifts two 20-pound weights 12 times. If he uses two 15-pound weights instead, how many "

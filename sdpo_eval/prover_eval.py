@@ -76,8 +76,10 @@ def _items(problem: dict[str, Any], completions: Sequence[Completion]) -> list[d
             for c in completions]
 
 
-def pass_at_k_report(problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, n: int,
-                     ks: Sequence[int], reward_kwargs: dict[str, Any], attempt_log: str | None = None) -> dict[str, Any]:
+def pass_at_k_report(
+    problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, n: int, ks: Sequence[int],
+    reward_kwargs: dict[str, Any], attempt_log: str | None = None,
+) -> dict[str, Any]:
     """Sample n per problem, verify, and compute unbiased pass@k over the judged (non-infra) samples."""
     bad = [k for k in ks if not 1 <= k <= n]
     if bad:
@@ -125,7 +127,8 @@ def best_of_k(problems: Sequence[dict[str, Any]], engine: Engine, params: Sampli
 def _best_of_k_one(problem: dict[str, Any], engine: Engine, params: SamplingParams, budget: int, batch: int,
                    verifier: Verifier, attempt_log: str | None) -> dict[str, Any]:
     """One problem: batches until the first valid proof, `budget` judged attempts, or a dead verifier."""
-    log = _attempt_log(attempt_log, "best_of_k", params.seed, run_id=f"best_of_k-{problem['name']}-{uuid.uuid4().hex[:8]}")
+    run_id = f"best_of_k-{problem['name']}-{uuid.uuid4().hex[:8]}"
+    log = _attempt_log(attempt_log, "best_of_k", params.seed, run_id=run_id)
     judged, drawn, step, all_infra, first = 0, 0, 0, 0, None
     while judged < budget and first is None and all_infra < MAX_ALL_INFRA_BATCHES:
         step += 1
@@ -151,7 +154,9 @@ def _attempt_log(path: str | None, method: str, seed: int, run_id: str | None = 
     return AttemptLog(path=path, method=method, run_id=run_id or f"{method}-{uuid.uuid4().hex[:8]}", seed=seed)
 
 
-def _log_samples(name: str, completions: Sequence[Completion], results: Sequence[dict], seeds: Sequence[int]) -> list[dict]:
+def _log_samples(
+    name: str, completions: Sequence[Completion], results: Sequence[dict], seeds: Sequence[int]
+) -> list[dict]:
     """AttemptLog samples; `sample_key` holds the per-sample seed (the record's `seed` is the run's base seed)."""
     return [{"problem": name, "response_tokens": c.num_tokens, "verdict": r.get("verdict"), "score": r["score"],
              "infra": r.get("infra", 0.0), "sample_key": f"seed={s}", "proof": c.text if r["score"] >= 1.0 else None}
@@ -212,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     if args.command == "passk":
         ks = [int(k) for k in args.k.split(",")]
-        report = {"config": config, **pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log)}
+        passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log)
+        report = {"config": config, **passk}
         for k, row in report["pass_at_k"].items():
             value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"
             print(f"pass@{k}: {value} over {row['problems']} problems")
@@ -221,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         runs = best_of_k(problems, engine, params, args.budget, args.batch, reward_kwargs, args.attempt_log)
         report = {"config": config, "runs": runs}
         for run in runs:
-            print(f"{run['name']}: first valid attempt {run['first_success']} ({run['judged']} judged, {run['drawn']} drawn)")
+            print(f"{run['name']}: first valid attempt {run['first_success']} "
+                  f"({run['judged']} judged, {run['drawn']} drawn)")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False))

@@ -4,13 +4,13 @@
         --project ~/recheck-ws --tool comparator --out recheck.jsonl
     python -m sdpo_eval.recheck --log passk.verdicts.jsonl --project ~/recheck-ws --tool lean4checker
 
-Inputs (`--log`, repeatable, JSONL, and every attempts.jsonl under `--run-dir`): attempt logs (`sdpo_attempts.log`: `problem`, `verdict`, `score`, `infra`,
-`proof`), whose problems are looked up by id in `--data` (prepared parquet: `extra_info.name`,
-`reward_model.ground_truth`), or `reward.cli verify` outputs (rows carrying `formal_statement` or `ground_truth`,
-`output`, `verdict`). A row is rewarded when its verdict is `valid` (or, without a verdict, its score is 1) and it is
-not infra. Every rewarded row, and every line that cannot be read, gets one result: confirmed, rejected or infra
-(see `lean_env.recheck`). Prints a progress bar and a summary table, writes one JSON line per result to `--out`, and
-exits 0 only when every rewarded proof is confirmed (1 otherwise, 2 for a usage error).
+Inputs (`--log`, repeatable, JSONL, and every attempts.jsonl under `--run-dir`): attempt logs (`sdpo_attempts.log`:
+`problem`, `verdict`, `score`, `infra`, `proof`), whose problems are looked up by id in `--data` (prepared parquet:
+`extra_info.name`, `reward_model.ground_truth`), or `reward.cli verify` outputs (rows carrying `formal_statement` or
+`ground_truth`, `output`, `verdict`). A row is rewarded when its verdict is `valid` (or, without a verdict, its score is
+1) and it is not infra. Every rewarded row, and every line that cannot be read, gets one result: confirmed, rejected or
+infra (see `lean_env.recheck`). Prints a progress bar and a summary table, writes one JSON line per result to
+`--out`, and exits 0 only when every rewarded proof is confirmed (1 otherwise, 2 for a usage error).
 """
 from __future__ import annotations
 
@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not logs:
             raise ValueError("no input: pass --log FILE (repeatable) or --run-dir DIR holding attempts.jsonl files")
-        cfg = ToolConfig(args.tool, args.project.expanduser().resolve(), parse_command(args.tool_command or DEFAULT_COMMANDS[args.tool]),
+        tool_command = parse_command(args.tool_command or DEFAULT_COMMANDS[args.tool])
+        cfg = ToolConfig(args.tool, args.project.expanduser().resolve(), tool_command,
                          parse_command(args.lake), args.lib, args.timeout_s)
         preflight(cfg)
         if args.tool == "comparator" and args.workers != 1:

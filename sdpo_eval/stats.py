@@ -38,7 +38,9 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return low, high
 
 
-def paired_difference_interval(a: Sequence[bool], b: Sequence[bool], confidence: float = 0.95) -> tuple[float, float, float]:
+def paired_difference_interval(
+    a: Sequence[bool], b: Sequence[bool], confidence: float = 0.95
+) -> tuple[float, float, float]:
     """(difference, low, high) for mean(a) - mean(b) on paired outcomes, Newcombe's method 10.
 
     With cells both=e, only a=f, only b=g, neither=h, D = (f - g)/n and Wilson limits (l1,u1), (l2,u2):

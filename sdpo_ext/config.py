@@ -60,7 +60,8 @@ class SDPOConfig(BaseConfig):
       the rest -> PPO-clip on their GRPO advantage; arXiv 2604.02288).
     token_weighting: per-token weight of the distillation loss from the teacher's entropy H_T and the student's H_S
       (`loss.token_weights`): "none" (the paper), "confident" (only where H_T <= H_S: the teacher is at least as sure
-      as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T) normalised to mean 1, β = `entropy_weight_beta`).
+      as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T) normalised to mean 1,
+      β = `entropy_weight_beta`).
     entropy_weight_beta: β of token_weighting=entropy (SRPO's default 1.0).
     teacher_temperature: the teacher's logits are divided by it before its log-softmax (1.0: the paper). Departure
       when != 1: a value < 1 sharpens a teacher that is flatter than its student.
@@ -84,7 +85,9 @@ class SDPOConfig(BaseConfig):
 
     def __post_init__(self) -> None:
         if self.distillation_mode not in DISTILLATION_MODES:
-            raise ValueError(f"sdpo.distillation_mode must be one of {DISTILLATION_MODES}, got {self.distillation_mode!r}")
+            raise ValueError(
+                f"sdpo.distillation_mode must be one of {DISTILLATION_MODES}, got {self.distillation_mode!r}"
+            )
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"sdpo.alpha must be in [0, 1], got {self.alpha}")
         if self.distillation_mode == "token" and self.alpha != 1.0:
@@ -96,7 +99,9 @@ class SDPOConfig(BaseConfig):
         if self.variant not in VARIANTS:
             raise ValueError(f"sdpo.variant must be one of {VARIANTS}, got {self.variant!r}")
         if self.variant == "srpo" and self.grpo_weight > 0:
-            raise ValueError("sdpo.variant=srpo routes correct samples to the PPO-clip term itself: set sdpo.grpo_weight=0")
+            raise ValueError(
+                "sdpo.variant=srpo routes correct samples to the PPO-clip term itself: set sdpo.grpo_weight=0"
+            )
         if self.token_weighting not in TOKEN_WEIGHTINGS:
             raise ValueError(f"sdpo.token_weighting must be one of {TOKEN_WEIGHTINGS}, got {self.token_weighting!r}")
         if not self.entropy_weight_beta >= 0:

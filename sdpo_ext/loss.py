@@ -60,7 +60,9 @@ def renormalize(logp: torch.Tensor) -> torch.Tensor:
     return logp - torch.logsumexp(logp, dim=-1, keepdim=True)
 
 
-def divergence(student_logp: torch.Tensor, teacher_logp: torch.Tensor, alpha: float, add_tail: bool = False) -> torch.Tensor:
+def divergence(
+    student_logp: torch.Tensor, teacher_logp: torch.Tensor, alpha: float, add_tail: bool = False
+) -> torch.Tensor:
     """Per-position divergence between student S and teacher T, ``[..., S] -> [...]``.
 
     alpha = 0: forward KL(T‖S); alpha = 1: reverse KL(S‖T); 0 < alpha < 1: generalized JSD
@@ -72,7 +74,8 @@ def divergence(student_logp: torch.Tensor, teacher_logp: torch.Tensor, alpha: fl
     """
     alpha = _check_alpha(alpha)
     if student_logp.shape != teacher_logp.shape:
-        raise ValueError(f"student and teacher log-probs must share a shape, got {tuple(student_logp.shape)} vs {tuple(teacher_logp.shape)}")
+        raise ValueError(f"student and teacher log-probs must share a shape, got {tuple(student_logp.shape)} "
+                         f"vs {tuple(teacher_logp.shape)}")
     if student_logp.dim() < 1 or student_logp.shape[-1] < 1:
         raise ValueError(f"divergence needs a non-empty support dimension, got shape {tuple(student_logp.shape)}")
     s = _as_float(student_logp)
@@ -163,7 +166,9 @@ def entropy(logits: torch.Tensor, chunk_rows: int | None = None) -> torch.Tensor
     return out
 
 
-def student_topk(student_logits: torch.Tensor, k: int, temperature: float = 1.0, chunk_rows: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def student_topk(
+    student_logits: torch.Tensor, k: int, temperature: float = 1.0, chunk_rows: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """[N, V] -> (log-probs [N, k] fp32, ids [N, k]): the student's k most likely tokens and their
     true log-probabilities log_softmax(logits / T) (normalised over the full vocabulary)."""
     _check_logits("student_logits", student_logits)
@@ -179,7 +184,9 @@ def student_topk(student_logits: torch.Tensor, k: int, temperature: float = 1.0,
     return gather_logp(student_logits, ids, temperature, chunk_rows), ids
 
 
-def gather_logp(logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0, chunk_rows: int | None = None) -> torch.Tensor:
+def gather_logp(
+    logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0, chunk_rows: int | None = None
+) -> torch.Tensor:
     """[N, V], ids [N, k] -> [N, k]: log_softmax(logits / T) at ``ids``, fp32, without materialising
     the full log-softmax (gathered logit minus the row's log-normaliser)."""
     _check_logits("logits", logits)
@@ -207,7 +214,9 @@ def importance_weights(
     """w = min(exp(clamp(log π − log π_old, −20, 20)), is_clip) (no clip if None), times the
     rollout-correction weights when given; detached (a weight, not a path for gradients)."""
     if log_prob.shape != old_log_prob.shape:
-        raise ValueError(f"log_prob {tuple(log_prob.shape)} and old_log_prob {tuple(old_log_prob.shape)} differ in shape")
+        raise ValueError(
+            f"log_prob {tuple(log_prob.shape)} and old_log_prob {tuple(old_log_prob.shape)} differ in shape"
+        )
     if is_clip is not None and not float(is_clip) > 0.0:
         raise ValueError(f"is_clip must be > 0 or None, got {is_clip}")
     ratio = torch.exp((_as_float(log_prob) - _as_float(old_log_prob)).detach().clamp(-20.0, 20.0))
@@ -215,7 +224,9 @@ def importance_weights(
         ratio = ratio.clamp(max=float(is_clip))
     if rollout_is_weights is not None:
         if rollout_is_weights.shape != log_prob.shape:
-            raise ValueError(f"rollout_is_weights {tuple(rollout_is_weights.shape)} must match log_prob {tuple(log_prob.shape)}")
+            raise ValueError(
+                f"rollout_is_weights {tuple(rollout_is_weights.shape)} must match log_prob {tuple(log_prob.shape)}"
+            )
         ratio = ratio * _as_float(rollout_is_weights.detach())
     return ratio
 
@@ -289,7 +300,9 @@ def aggregate_loss(
     numerator while they stay in the normaliser (no renormalisation).
     """
     if loss_mat.shape != loss_mask.shape or loss_mat.dim() != 2:
-        raise ValueError(f"loss_mat and loss_mask must both be [B, T], got {tuple(loss_mat.shape)} and {tuple(loss_mask.shape)}")
+        raise ValueError(
+            f"loss_mat and loss_mask must both be [B, T], got {tuple(loss_mat.shape)} and {tuple(loss_mask.shape)}"
+        )
     if mode not in AGG_MODES:
         raise ValueError(f"Invalid loss_agg_mode: {mode!r}; expected one of {AGG_MODES}")
     if mode == "token-mean":

@@ -15,13 +15,11 @@ from typing import Callable
 
 import torch
 from tensordict import TensorDict
-
 from verl.trainer.ppo.core_algos import get_policy_loss_fn
 from verl.utils.metric import AggregationType, Metric
 from verl.workers.utils.losses import ppo_loss
 from verl.workers.utils.padding import no_padding_2_padding
 
-from sdpo_ext.packed_rows import response_logit_rows
 from sdpo_ext.config import SDPOActorConfig
 from sdpo_ext.loss import (
     aggregate_loss,
@@ -35,6 +33,7 @@ from sdpo_ext.loss import (
     student_topk,
     token_weights,
 )
+from sdpo_ext.packed_rows import response_logit_rows
 
 # rows per fp32 softmax block when measuring entropies (bounds the extra memory to ENTROPY_CHUNK_ROWS x vocab)
 ENTROPY_CHUNK_ROWS = 256
@@ -134,7 +133,8 @@ class SDPOLoss:
             fields.append("advantages")
         padded = data.select(*fields).to_padded_tensor()
         response_mask = padded["response_mask"].to(log_prob.dtype)
-        is_weights = importance_weights(log_prob, padded["old_log_probs"], self.sdpo.is_clip, padded.get("rollout_is_weights"))
+        is_weights = importance_weights(log_prob, padded["old_log_probs"], self.sdpo.is_clip,
+                                        padded.get("rollout_is_weights"))
         sample_mask = data["sdpo_mask"].to(log_prob.device)
         distill_weight = data["sdpo_distill_weight"].to(log_prob.device, torch.float32)
         teacher_token = no_padding_2_padding(model_output["sdpo_teacher_token_logp"], data)

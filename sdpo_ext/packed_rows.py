@@ -16,7 +16,8 @@ def response_logit_rows(seq_lens: torch.Tensor, response_lens: torch.Tensor) -> 
     """LongTensor [Σ r_i]: for each response token (sample-major, in order), the packed logits row
     that predicts it: off_i + (L_i − r_i) − 1 + j, j ∈ [0, r_i). Requires prompt length L_i − r_i ≥ 1."""
     if seq_lens.dim() != 1 or response_lens.dim() != 1 or seq_lens.shape != response_lens.shape:
-        raise ValueError(f"seq_lens and response_lens must be 1-D of equal length, got {tuple(seq_lens.shape)} and {tuple(response_lens.shape)}")
+        raise ValueError(f"seq_lens and response_lens must be 1-D of equal length, got {tuple(seq_lens.shape)} "
+                         f"and {tuple(response_lens.shape)}")
     if seq_lens.is_floating_point() or response_lens.is_floating_point():
         raise ValueError("seq_lens and response_lens must be integer tensors")
     seq_lens = seq_lens.long()
@@ -27,7 +28,8 @@ def response_logit_rows(seq_lens: torch.Tensor, response_lens: torch.Tensor) -> 
     bad = (prompt_lens < 1).nonzero().flatten().tolist()
     if bad:
         raise ValueError(
-            f"samples {bad} have prompt length < 1 (seq_len {seq_lens[bad].tolist()}, response_len {response_lens[bad].tolist()}): "
+            f"samples {bad} have prompt length < 1 (seq_len {seq_lens[bad].tolist()}, "
+            f"response_len {response_lens[bad].tolist()}): "
             "the first response token needs a preceding position to be predicted from"
         )
     offsets = torch.cumsum(seq_lens, 0) - seq_lens

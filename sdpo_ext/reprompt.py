@@ -156,7 +156,8 @@ def select_teacher_signals(
 
 def reprompt_text(prompt: str, signal: TeacherSignal, cfg: RepromptConfig) -> str:
     """The teacher's last user turn: the reprompt template around the unchanged original prompt."""
-    solution = "" if signal.demonstration is None else cfg.solution_template.format(successful_previous_attempt=signal.demonstration)
+    solution = ("" if signal.demonstration is None
+                else cfg.solution_template.format(successful_previous_attempt=signal.demonstration))
     feedback = "" if signal.feedback is None else cfg.feedback_template.format(feedback_raw=signal.feedback)
     return cfg.reprompt_template.format(prompt=prompt, solution=solution, feedback=feedback)
 
@@ -165,7 +166,9 @@ def _last_user_index(messages: Sequence[Mapping[str, Any]]) -> int:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
             if not isinstance(messages[i].get("content"), str):
-                raise ValueError("the last user message must have string content (multi-modal content is not supported)")
+                raise ValueError(
+                    "the last user message must have string content (multi-modal content is not supported)"
+                )
             return i
     raise ValueError("student messages contain no user message")
 
@@ -198,9 +201,12 @@ def _as_token_ids(rendered: Any) -> list[int]:
     return [int(x) for x in rendered]
 
 
-def render_prompt_ids(tokenizer: Any, messages: Sequence[Mapping[str, Any]], chat_template_kwargs: Mapping[str, Any] | None = None) -> list[int]:
+def render_prompt_ids(
+    tokenizer: Any, messages: Sequence[Mapping[str, Any]], chat_template_kwargs: Mapping[str, Any] | None = None
+) -> list[int]:
     """Token ids of ``messages`` through the chat template with the generation prompt."""
-    rendered = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=True, **dict(chat_template_kwargs or {}))
+    rendered = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=True,
+                                             **dict(chat_template_kwargs or {}))
     return _as_token_ids(rendered)
 
 
@@ -250,7 +256,8 @@ def fit_teacher_prompt(
     def cut(c: int) -> TeacherSignal:
         return replace(
             signal,
-            demonstration=None if signal.demonstration is None else shorten_middle(signal.demonstration, c, cfg.truncation_marker),
+            demonstration=(None if signal.demonstration is None
+                           else shorten_middle(signal.demonstration, c, cfg.truncation_marker)),
             feedback=None if signal.feedback is None else shorten_middle(signal.feedback, c, cfg.truncation_marker),
             truncated=True,
         )
@@ -295,7 +302,8 @@ def build_teacher_batch(
     if len(student_messages) != len(uids):
         raise ValueError(f"student_messages has {len(student_messages)} entries, uids {len(uids)}")
     signals = select_teacher_signals(uids, scores, responses, feedbacks, infra, cfg)
-    fitted = [fit_teacher_prompt(tokenizer, msgs, sig, cfg, chat_template_kwargs) for msgs, sig in zip(student_messages, signals)]
+    fitted = [fit_teacher_prompt(tokenizer, msgs, sig, cfg, chat_template_kwargs)
+              for msgs, sig in zip(student_messages, signals)]
     signals = [f.signal for f in fitted]
     n = len(signals)
     groups: dict[Any, bool] = {}

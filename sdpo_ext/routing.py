@@ -61,5 +61,6 @@ def sample_weights(
         return SampleWeights([float(r) for r in routed], [float(v and not r) for v, r in zip(valid, routed)])
     groups = list(dict.fromkeys(uid for uid, rate in zip(uids, rates) if rate is not None))
     rate_of = dict(zip(uids, rates))
-    weight_of = dict(zip(groups, pass_rate_weights(torch.tensor([rate_of[g] for g in groups], dtype=torch.float64)).tolist()))
+    rates = torch.tensor([rate_of[g] for g in groups], dtype=torch.float64)
+    weight_of = dict(zip(groups, pass_rate_weights(rates).tolist()))
     return SampleWeights([weight_of[uid] if v else 0.0 for uid, v in zip(uids, valid)], [0.0] * len(uids))

@@ -25,7 +25,6 @@ import torch
 import transfer_queue as tq
 from omegaconf import OmegaConf
 from tensordict import TensorDict
-
 from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1 import trainer_base
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
@@ -258,7 +257,8 @@ class SDPOTrainer(PPOTrainerSync):
         # needs no teacher forward
         mask = [active and w > 0 for active, w in zip(teacher.mask, weights.distill)]
         metrics["sdpo_lean/distilled_sample_fraction"] = sum(mask) / max(1, len(mask))
-        metrics["sdpo_lean/policy_gradient_sample_fraction"] = sum(w > 0 for w in weights.policy_gradient) / max(1, len(mask))
+        routed_to_pg = sum(w > 0 for w in weights.policy_gradient)
+        metrics["sdpo_lean/policy_gradient_sample_fraction"] = routed_to_pg / max(1, len(mask))
         prompts = list(data["prompts"].unbind())
         rows = [
             torch.tensor(ids, dtype=torch.int64) if ids is not None else prompt  # masked: placeholder, never used

@@ -17,14 +17,13 @@ from typing import Optional
 
 import torch
 from tensordict import TensorDict
-
 from verl.single_controller.base.decorator import Dispatch, register
 from verl.utils import tensordict_utils as tu
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
-from sdpo_ext.packed_rows import jagged, response_logit_rows
 from sdpo_ext.config import SDPOActorConfig
 from sdpo_ext.loss_hook import SDPOLoss
+from sdpo_ext.packed_rows import jagged, response_logit_rows
 from sdpo_ext.teacher import ema_update_, trust_region_logits
 
 logger = logging.getLogger(__name__)
