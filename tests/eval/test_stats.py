@@ -5,8 +5,14 @@ import math
 
 import pytest
 
-from sdpo_eval.stats import (bootstrap_discovery, discovery_curve, discovery_matrix, paired_difference_interval,
-                             pass_at_k, wilson_interval)
+from sdpo_eval.stats import (
+    bootstrap_discovery,
+    discovery_curve,
+    discovery_matrix,
+    paired_difference_interval,
+    pass_at_k,
+    wilson_interval,
+)
 
 
 def test_wilson_matches_newcombe_example():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
-
 from verl.utils import tensordict_utils as tu
 from verl.workers.config import PolicyLossConfig
 

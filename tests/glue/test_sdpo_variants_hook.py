@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from verl.trainer.ppo.core_algos import compute_policy_loss_vanilla
 
 from sdpo_ext.loss import divergence, entropy, gather_logp, student_topk

@@ -11,7 +11,6 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-
 from verl.utils import tensordict_utils as tu
 
 import sdpo_ext.trainer as trainer_mod

@@ -126,9 +126,9 @@ def test_sdpo_teacher_slot_is_a_gpu_resident_reference_with_an_optimizer_config_
     """forward_only=false keeps verl from CPU-offloading the reference; verl then builds an optimizer and LR
     scheduler for it from ref.optim (FSDPEngine's own builder methods, run here on a toy module; the FSDP
     wrapping itself needs a GPU and was run on an H200)."""
-    import torch
     from types import SimpleNamespace
 
+    import torch
     from omegaconf import open_dict
     from verl.utils.config import omega_conf_to_dataclass
     from verl.workers.engine.fsdp.transformer_impl import FSDPEngine

@@ -8,7 +8,6 @@ import torch
 from sdpo_ext.loss import (
     AGG_MODES,
     add_tail_bucket,
-    renormalize,
     aggregate_loss,
     distillation_loss_matrix,
     divergence,
@@ -16,6 +15,7 @@ from sdpo_ext.loss import (
     gather_logp,
     hybrid_advantage,
     importance_weights,
+    renormalize,
     sampled_token_loss_matrix,
     student_topk,
     token_advantage,

@@ -8,6 +8,7 @@ import torch
 from sdpo_ext.reprompt import (
     RepromptConfig,
     TeacherSignal,
+    _as_token_ids,
     build_teacher_batch,
     build_teacher_messages,
     fit_teacher_prompt,
@@ -17,7 +18,6 @@ from sdpo_ext.reprompt import (
     shorten_middle,
     tokenize_teacher_prompt,
 )
-from sdpo_ext.reprompt import _as_token_ids
 
 SYSTEM = "You are a Lean 4 expert. Write the complete proof in a ```lean4``` block."
 INSTRUCTION = "\n\nCorrectly solve the original question."
