@@ -24,8 +24,8 @@ def nested(rows):
     return torch.nested.as_nested_tensor(rows, layout=torch.jagged)
 
 
-@pytest.fixture(scope="module")
-def model():
+def tiny_llama() -> LlamaForCausalLM:
+    """A tiny random Llama on CPU: the `model` fixture of tests/glue/conftest.py."""
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
