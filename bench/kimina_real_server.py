@@ -32,8 +32,8 @@ import httpx
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from lean_env import Outcome, Snippet
-from lean_env.backends.kimina import KiminaBackend
+from lean_env import Outcome, Snippet  # noqa: E402
+from lean_env.backends.kimina import KiminaBackend  # noqa: E402
 
 KEY = "bench-key"
 RULES = [{"match": "BAD", "outcome": "error", "message": "unsolved goals"}, {"match": "HANG", "outcome": "hang"},
