@@ -3,7 +3,8 @@
     python -m sdpo_data.demo model --out-dir /tmp/smollm2
     python bench/demo_teacher_signal.py --model /tmp/smollm2 --prompts 32 --out bench/results/demo_teacher_signal.json
 
-For each addition prompt (the demo's training rows, `sdpo_data.demo.addition_rows`) it samples n answers from the base model (the recipe's sampling: T 1.0, top-p 1), judges
+For each addition prompt (the demo's training rows, `sdpo_data.demo.addition_rows`) it samples n answers from the
+base model (the recipe's sampling: T 1.0, top-p 1), judges
 them with `reward.demo.judge`, and builds each failed answer's teacher context with the trainer's own code
 (`select_teacher_signals`, `build_teacher_messages`, default `RepromptConfig`). For every failed answer it then
 measures, under the student (plain prompt) and under the teacher (same weights, teacher context):

@@ -41,7 +41,8 @@ RULES = [{"match": "BAD", "outcome": "error", "message": "unsolved goals"}, {"ma
 
 
 def snip(i: int, tactic: str = "norm_num") -> Snippet:
-    return Snippet(str(i), "import Mathlib\nimport Aesop\n", f"\ntheorem t{i} : True := by\n  {tactic}\n\n#print axioms t{i}\n")
+    return Snippet(str(i), "import Mathlib\nimport Aesop\n",
+                   f"\ntheorem t{i} : True := by\n  {tactic}\n\n#print axioms t{i}\n")
 
 
 def kind(r) -> str:
@@ -189,7 +190,8 @@ def _probe(server: Server, body: dict, key: str | None = KEY) -> dict:
 def scenarios(args: argparse.Namespace, work: str) -> dict:
     out: dict = {}
     code = snip(0).code
-    mixed = ["norm_num", "BAD", "CRASH", "norm_num", "HANG", "BAD", "norm_num", "norm_num", "BAD", "norm_num", "norm_num", "BAD"]
+    mixed = ["norm_num", "BAD", "CRASH", "norm_num", "HANG", "BAD",
+             "norm_num", "norm_num", "BAD", "norm_num", "norm_num", "BAD"]
     server = Server(args, work, repls=3)
     server.start()
     try:
