@@ -67,9 +67,11 @@ async def verify(task: Task, model_output: str, backend: LeanBackend, *, finish_
     plan = build_check(screened, task.header, snippet_id=f"{task.name}#{next(_ids)}", statement_check=statement_check)
     t0 = time.perf_counter()
     try:
-        result, attempts = await run_with_retries(backend, plan.snippet, timeout_s=timeout_s, infra_retries=infra_retries,
-                                                  timeout_retries=timeout_retries, backoff_s=backoff_s)
+        result, attempts = await run_with_retries(backend, plan.snippet, timeout_s=timeout_s,
+                                                  infra_retries=infra_retries, timeout_retries=timeout_retries,
+                                                  backoff_s=backoff_s)
     except Exception as e:  # a backend bug must not turn into a score
-        return VerifyResult(Verdict.INFRA, f"backend raised {type(e).__name__}: {e}"[:400], "", time.perf_counter() - t0, 1)
+        return VerifyResult(Verdict.INFRA, f"backend raised {type(e).__name__}: {e}"[:400], "",
+                            time.perf_counter() - t0, 1)
     j = judge(result, plan)
     return VerifyResult(j.verdict, j.detail, render_feedback(j, plan), result.elapsed_s, attempts)
