@@ -79,7 +79,8 @@ def sdpo_loss(model, mode="topk", topk=8, alpha=0.5, grpo_weight=0.0, **options)
 def test_hook_divergence_matches_direct_computation(model, mask):
     data, prompts, responses, teacher_prompts = make_batch(mask)
     packed = data["input_ids"].values()
-    student_logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach().requires_grad_(True)
+    student_logits = (torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()])
+                      .detach().requires_grad_(True))
     loss_fn = sdpo_loss(model)
     out = loss_fn(student_logits=student_logits.unsqueeze(0), data=data)
     div_rows = out["sdpo_divergence"].squeeze(0)
@@ -103,7 +104,8 @@ def test_hook_divergence_matches_direct_computation(model, mask):
     model_output = {
         "log_probs": nested(list(torch.log_softmax(student_logits, -1).gather(-1, torch.roll(packed, -1).unsqueeze(-1))
                                  .squeeze(-1).split([len(p) + len(r) for p, r in zip(prompts, responses)]))),
-        **{k: nested(list(v.squeeze(0).split([len(p) + len(r) for p, r in zip(prompts, responses)]))) for k, v in out.items()},
+        **{k: nested(list(v.squeeze(0).split([len(p) + len(r) for p, r in zip(prompts, responses)])))
+           for k, v in out.items()},
     }
     total, metrics = loss_fn(model_output=model_output, data=data)
     assert torch.isfinite(total) and total.item() > 0
@@ -129,7 +131,8 @@ def gradient_paths(model, mode: str, alpha: float, grpo_weight: float) -> set[st
     data, prompts, responses, _ = make_batch([1, 1, 1])
     lengths = [len(p) + len(r) for p, r in zip(prompts, responses)]
     data["advantages"] = nested([torch.full((len(r),), 0.5) for r in responses])
-    student_logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach().requires_grad_(True)
+    student_logits = (torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()])
+                      .detach().requires_grad_(True))
     loss_fn = sdpo_loss(model, mode=mode, alpha=alpha, grpo_weight=grpo_weight)
     out = loss_fn(student_logits=student_logits.unsqueeze(0), data=data)
     packed = data["input_ids"].values()
@@ -146,7 +149,8 @@ def gradient_paths(model, mode: str, alpha: float, grpo_weight: float) -> set[st
 
 @pytest.mark.parametrize("mode, alpha", [("topk", 0.5), ("full", 0.5), ("token", 1.0)])
 @pytest.mark.parametrize("grpo_weight", [0.0, 0.3])
-def test_flash_ce_is_switched_off_exactly_when_logits_and_log_probs_both_carry_gradient(model, mode, alpha, grpo_weight):
+def test_flash_ce_is_switched_off_exactly_when_logits_and_log_probs_both_carry_gradient(model, mode, alpha,
+                                                                                        grpo_weight):
     """flash-attn's in-place cross-entropy backward may only run when nothing else differentiates the logits."""
     paths = gradient_paths(model, mode, alpha, grpo_weight)
     assert paths, "the loss must differentiate something"
