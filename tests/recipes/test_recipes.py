@@ -119,7 +119,8 @@ def test_sdpo_actor_config_instantiates_through_target():
     actor = omega_conf_to_dataclass(cfg.actor_rollout_ref.actor)
     assert isinstance(actor, SDPOActorConfig) and actor.sdpo_enabled
     assert isinstance(actor.sdpo, SDPOConfig) and isinstance(actor.sdpo.reprompt, RepromptConfig)
-    assert (actor.sdpo.alpha, actor.sdpo.topk, actor.sdpo.teacher.mode, actor.sdpo.teacher.update_rate) == (0.5, 100, "ema", 0.05)
+    assert (actor.sdpo.alpha, actor.sdpo.topk, actor.sdpo.teacher.mode,
+            actor.sdpo.teacher.update_rate) == (0.5, 100, "ema", 0.05)
 
 
 def test_sdpo_teacher_slot_is_a_gpu_resident_reference_with_an_optimizer_config_verl_accepts():
@@ -164,7 +165,8 @@ def test_single_override_switches_to_ttrl():
     assert cfg.actor_rollout_ref.rollout.n == 16
     assert cfg.trainer.total_training_steps == 4  # ceil(64 / 16)
     assert cfg.data.sdpo_ttrl.theorem == "mathd_algebra_10"
-    assert [Path(f).name for f in cfg.data.sdpo_ttrl.files] == ["minif2f_kimina_valid.parquet", "minif2f_kimina_test.parquet"]
+    assert [Path(f).name for f in cfg.data.sdpo_ttrl.files] == ["minif2f_kimina_valid.parquet",
+                                                                "minif2f_kimina_test.parquet"]
 
 
 def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, dataset_rows: int, batch_size: int) -> int:
@@ -189,7 +191,8 @@ def test_ttrl_runs_its_whole_attempt_budget(recipe, attempts):
     OmegaConf.resolve(cfg)
     steps = cfg.trainer.total_training_steps
     assert steps == -(-attempts // cfg.actor_rollout_ref.rollout.n)
-    assert verl_v1_loop_steps(cfg.trainer.total_epochs, steps, dataset_rows=1, batch_size=cfg.data.train_batch_size) >= steps
+    assert verl_v1_loop_steps(cfg.trainer.total_epochs, steps, dataset_rows=1,
+                              batch_size=cfg.data.train_batch_size) >= steps
 
 
 def test_dataset_key_switches_the_prepared_files():
@@ -220,11 +223,13 @@ def test_kimina_client_is_sized_from_the_servers_repl_count(env, expected, monke
     else:
         monkeypatch.setenv("LEAN_SERVER_MAX_REPLS", env)
     cfg = compose_recipe("sdpo_kimina_1_7b")
-    assert OmegaConf.to_container(cfg.reward.custom_reward_function.reward_kwargs, resolve=True)["server_repls"] == expected
+    reward_kwargs = OmegaConf.to_container(cfg.reward.custom_reward_function.reward_kwargs, resolve=True)
+    assert reward_kwargs["server_repls"] == expected
 
 
 def test_command_line_overrides_beat_the_recipe():
-    cfg = compose_recipe("grpo_goedel_8b", ("actor_rollout_ref.rollout.temperature=1.0", "data.max_response_length=1024"))
+    cfg = compose_recipe("grpo_goedel_8b",
+                         ("actor_rollout_ref.rollout.temperature=1.0", "data.max_response_length=1024"))
     assert cfg.actor_rollout_ref.rollout.temperature == 1.0 and cfg.data.max_response_length == 1024
 
 
@@ -234,7 +239,8 @@ def test_unknown_recipe_name_is_named_in_the_error():
 
 
 def test_typo_in_a_key_is_named_with_a_suggestion():
-    cfg = compose_recipe("sdpo_kimina_1_7b", ("+actor_rollout_ref.actor.ppo_mini_batchsize=4", "+data.max_prompt_lenght=9",
+    cfg = compose_recipe("sdpo_kimina_1_7b", ("+actor_rollout_ref.actor.ppo_mini_batchsize=4",
+                                              "+data.max_prompt_lenght=9",
                                               "+actor_rollout_ref.ref.optim.lr_warmup_step=3"))
     with pytest.raises(UnknownConfigKeyError) as err:
         check_config_keys(cfg)
