@@ -1,7 +1,8 @@
 """Where is the demo's teacher flatter than its student, and what does `token_weighting=confident` keep? (CPU)
 
     python -m sdpo_data.smollm2 --out-dir /tmp/smollm2
-    python bench/demo_confident_positions.py --model /tmp/smollm2 --prompts 32 --out bench/results/demo_confident_positions.json
+    python bench/demo_confident_positions.py --model /tmp/smollm2 --prompts 32 \\
+        --out bench/results/demo_confident_positions.json
 
 Samples n replies per addition prompt from the base model (T 1.0, the recipe's sampling), judges them with
 `reward.addition.grade_reply` and builds every failed reply's teacher context with the trainer's own code (default
@@ -47,7 +48,8 @@ def position_kind(index: int, token: str, end_id: int, token_id: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="HF folder of SmolLM2-135M-Instruct (python -m sdpo_data.smollm2)")
+    parser.add_argument("--model", required=True,
+                        help="HF folder of SmolLM2-135M-Instruct (python -m sdpo_data.smollm2)")
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--n", type=int, default=8, help="samples per prompt (the demo recipe's rollout.n)")
     parser.add_argument("--max-new-tokens", type=int, default=64)

@@ -3,10 +3,11 @@
     python -m sdpo_data.smollm2 --out-dir /tmp/smollm2
     python bench/demo_teacher_signal.py --model /tmp/smollm2 --prompts 32 --out bench/results/demo_teacher_signal.json
 
-For each addition prompt (the demo's training rows, `sdpo_data.addition_rows.addition_rows`) it samples n answers from the base model (the recipe's sampling: T 1.0, top-p 1), judges
-them with `reward.addition.grade_reply`, and builds each failed answer's teacher context with the trainer's own code
-(`select_teacher_signals`, `build_teacher_messages`, default `RepromptConfig`). For every failed answer it then
-measures, under the student (plain prompt) and under the teacher (same weights, teacher context):
+For each addition prompt (the demo's training rows, `sdpo_data.addition_rows.addition_rows`) it samples n answers from
+the base model (the recipe's sampling: T 1.0, top-p 1), judges them with `reward.addition.grade_reply`, and builds each
+failed answer's teacher context with the trainer's own code (`select_teacher_signals`, `build_teacher_messages`, default
+`RepromptConfig`). For every failed answer it then measures, under the student (plain prompt) and under the teacher
+(same weights, teacher context):
   - log p(correct answer) = sum of the log-probs of the tokens of the correct number as the whole response;
   - log p(failed answer)  = the same for the failed response itself (the tokens SDPO trains on).
 A useful teacher raises the first and lowers the second. Reported per signal kind (feedback only / demonstration).
@@ -37,7 +38,8 @@ def response_logprob(model, prompt_ids: list[int], response_ids: list[int]) -> f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="HF folder of SmolLM2-135M-Instruct (python -m sdpo_data.smollm2)")
+    parser.add_argument("--model", required=True,
+                        help="HF folder of SmolLM2-135M-Instruct (python -m sdpo_data.smollm2)")
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--n", type=int, default=8, help="samples per prompt (the demo recipe's rollout.n)")
     parser.add_argument("--max-new-tokens", type=int, default=32)

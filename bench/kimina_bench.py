@@ -27,10 +27,10 @@ from tqdm import tqdm
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from lean_env import Outcome, Snippet
-from lean_env.backends.kimina import KiminaBackend
-from lean_env.testing.fake_kimina import FakeKimina
-from lean_env.testing.semantics import load_rules
+from lean_env import Outcome, Snippet  # noqa: E402
+from lean_env.backends.kimina import KiminaBackend  # noqa: E402
+from lean_env.testing.fake_kimina import FakeKimina  # noqa: E402
+from lean_env.testing.semantics import load_rules  # noqa: E402
 
 HEADER = "import Mathlib\nimport Aesop\n"
 RULES = load_rules([{"match": "CRASH", "outcome": "crash"}]

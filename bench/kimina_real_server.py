@@ -32,8 +32,8 @@ import httpx
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from lean_env import Outcome, Snippet
-from lean_env.backends.kimina import KiminaBackend
+from lean_env import Outcome, Snippet  # noqa: E402
+from lean_env.backends.kimina import KiminaBackend  # noqa: E402
 
 KEY = "bench-key"
 RULES = [{"match": "BAD", "outcome": "error", "message": "unsolved goals"}, {"match": "HANG", "outcome": "hang"},
@@ -41,7 +41,8 @@ RULES = [{"match": "BAD", "outcome": "error", "message": "unsolved goals"}, {"ma
 
 
 def snip(i: int, tactic: str = "norm_num") -> Snippet:
-    return Snippet(str(i), "import Mathlib\nimport Aesop\n", f"\ntheorem t{i} : True := by\n  {tactic}\n\n#print axioms t{i}\n")
+    return Snippet(str(i), "import Mathlib\nimport Aesop\n",
+                   f"\ntheorem t{i} : True := by\n  {tactic}\n\n#print axioms t{i}\n")
 
 
 def kind(r) -> str:
@@ -189,7 +190,8 @@ def _probe(server: Server, body: dict, key: str | None = KEY) -> dict:
 def scenarios(args: argparse.Namespace, work: str) -> dict:
     out: dict = {}
     code = snip(0).code
-    mixed = ["norm_num", "BAD", "CRASH", "norm_num", "HANG", "BAD", "norm_num", "norm_num", "BAD", "norm_num", "norm_num", "BAD"]
+    mixed = ["norm_num", "BAD", "CRASH", "norm_num", "HANG", "BAD",
+             "norm_num", "norm_num", "BAD", "norm_num", "norm_num", "BAD"]
     server = Server(args, work, repls=3)
     server.start()
     try:

@@ -78,7 +78,8 @@ async def bench(args) -> dict:
     import reward.lean as rl
 
     stmt = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
-    output = "<think>x</think>\n```lean4\nimport Mathlib\n\ntheorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n  subst h\n  norm_num\n```"
+    output = ("<think>x</think>\n```lean4\nimport Mathlib\n\n"
+              "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n  subst h\n  norm_num\n```")
     items = [{"formal_statement": stmt, "output": output}] * args.overhead_n
     cfg = dict(backend="repl", repl_command=" ".join(FAKE), num_repls=1, max_concurrency=1)
     await rl.verify_many(items[:1], progress=False, **cfg)
@@ -99,10 +100,12 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "lean_backend_bench.json"))
     args = ap.parse_args()
     figures = asyncio.run(bench(args))
-    goals = {"reuse_speedup": (">=", 10.0), "two_repl_speedup_warm": (">=", 1.8), "overhead_pool_ms_per_proof": ("<=", 2.0)}
+    goals = {"reuse_speedup": (">=", 10.0), "two_repl_speedup_warm": (">=", 1.8),
+             "overhead_pool_ms_per_proof": ("<=", 2.0)}
     for key, value in figures.items():
         goal = goals.get(key)
-        mark = "" if goal is None else ("  goal %s %g: %s" % (goal[0], goal[1], "met" if (value >= goal[1] if goal[0] == ">=" else value <= goal[1]) else "MISSED"))
+        met = goal is not None and (value >= goal[1] if goal[0] == ">=" else value <= goal[1])
+        mark = "" if goal is None else "  goal %s %g: %s" % (goal[0], goal[1], "met" if met else "MISSED")
         print(f"{key:<32}{value:10.3f}{mark}")
     record = {"command": " ".join([sys.executable, *sys.argv]), "args": vars(args), "figures": figures,
               "goals": {k: f"{op} {v}" for k, (op, v) in goals.items()},

@@ -97,9 +97,11 @@ def plot(runs: list[dict], path: Path, title: str, rows_by_algo: dict[str, dict]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [("val_reward", "validation reward (mean@8, T=1)", False), ("content_accuracy", "content accuracy (val)", False),
+    panels = [("val_reward", "validation reward (mean@8, T=1)", False),
+              ("content_accuracy", "content accuracy (val)", False),
               ("val_majority", "majority vote @8 (val)", False), ("response_length", "reply tokens (train)", True),
-              ("entropy", "policy entropy (train)", True), ("teacher_flatter_fraction", "teacher flatter than student", True)]
+              ("entropy", "policy entropy (train)", True),
+              ("teacher_flatter_fraction", "teacher flatter than student", True)]
     fig, axes = plt.subplots(2, 3, figsize=(15, 8))
     for ax, (key, label, train) in zip(axes.flat, panels):
         for i, (algo, group) in enumerate(sorted(by_algo(runs).items())):

@@ -34,7 +34,8 @@ def build_model(model_dir: Path) -> None:
         pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(0)
-    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):  # random init of 2B parameters: GPU is ~10x faster
+    # random init of 2B parameters: GPU is ~10x faster
+    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
         model = Qwen3ForCausalLM(config).to(torch.bfloat16)
     model.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
@@ -53,9 +54,11 @@ def build_data(data_dir: Path, model_dir: Path, prompt_tokens: int, n_rows: int)
         statement = STATEMENT.format(i=i, a=a, b=a + c, c=c)
         informal = ""
         while True:
-            user = f"Think about and solve the following problem step by step in Lean 4.\n# Problem:{informal}\n# Formal statement:\n```lean4\n{statement}\n```\n"
-            n = len(tokenizer.apply_chat_template([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
-                                                  add_generation_prompt=True, tokenize=True, return_dict=False))
+            user = (f"Think about and solve the following problem step by step in Lean 4.\n# Problem:{informal}\n"
+                    f"# Formal statement:\n```lean4\n{statement}\n```\n")
+            n = len(tokenizer.apply_chat_template(
+                [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+                add_generation_prompt=True, tokenize=True, return_dict=False))
             if n >= prompt_tokens:
                 break
             informal += filler_unit
@@ -63,7 +66,8 @@ def build_data(data_dir: Path, model_dir: Path, prompt_tokens: int, n_rows: int)
             "data_source": "minif2f",
             "prompt": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
             "ability": "lean4",
-            "reward_model": {"style": "rule", "ground_truth": json.dumps({"name": f"bench_{i}", "formal_statement": statement + "\n"})},
+            "reward_model": {"style": "rule",
+                             "ground_truth": json.dumps({"name": f"bench_{i}", "formal_statement": statement + "\n"})},
             "extra_info": {"name": f"bench_{i}", "split": "valid", "index": i},
         })
     for split in ("valid", "test"):

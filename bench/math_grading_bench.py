@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "reward_math"))
 sys.path.insert(0, str(ROOT))
 
-from grading_cases import CASES, Case
+from grading_cases import CASES, Case  # noqa: E402
 
 
 def ours(case: Case) -> bool:

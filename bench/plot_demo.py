@@ -86,7 +86,8 @@ def plot(summary: dict, png: Path, setting: str) -> None:
         ax.set_ylabel("mean reward of the step's samples")
         ax.grid(alpha=0.3)
         ax.legend()
-    steps = ", ".join(f"{a.upper()} {s['steps']} steps" for a, s in summary.items() if isinstance(s, dict) and "steps" in s)
+    steps = ", ".join(f"{a.upper()} {s['steps']} steps"
+                      for a, s in summary.items() if isinstance(s, dict) and "steps" in s)
     fig.suptitle(f"SmolLM2-135M-Instruct, addition task with feedback\n({setting}; {steps})", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=120)

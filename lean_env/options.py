@@ -122,7 +122,8 @@ def _check_types(options: Any) -> None:
         if "doc" not in f.metadata:
             continue
         value, kind = getattr(options, f.name), option_type(type(options), f)
-        if value is not None and kind in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        not_a_number = isinstance(value, bool) or not isinstance(value, (int, float))
+        if value is not None and kind in (int, float) and not_a_number:
             raise ValueError(f"Lean reward option {f.name} must be a number, got {value!r}")
         if kind is bool and not isinstance(value, bool):   # "false" would be truthy
             raise ValueError(f"Lean reward option {f.name} must be true or false, got {value!r}")

@@ -50,7 +50,8 @@ class RayReplBackend:
             try:
                 return (await self.actors[next(self._next)].run.remote([s], timeout_s))[0]
             except Exception as e:  # RayActorError, RayTaskError, ...
-                return RunResult(s.id, Outcome.INFRA, 0.0, infra_detail=f"Ray actor failed: {type(e).__name__}: {e}"[:400])
+                return RunResult(s.id, Outcome.INFRA, 0.0,
+                                 infra_detail=f"Ray actor failed: {type(e).__name__}: {e}"[:400])
 
         return list(await asyncio.gather(*(one(s) for s in snippets)))
 

@@ -72,6 +72,7 @@ async def verify(task: Task, model_output: str, backend: LeanBackend, *, finish_
     try:
         result, attempts = await run_with_retries(backend, plan.snippet, check)
     except Exception as e:  # a backend bug must not turn into a score
-        return VerifyResult(Verdict.INFRA, f"backend raised {type(e).__name__}: {e}"[:400], "", time.perf_counter() - t0, 1)
+        return VerifyResult(Verdict.INFRA, f"backend raised {type(e).__name__}: {e}"[:400], "",
+                            time.perf_counter() - t0, 1)
     j = judge(result, plan)
     return VerifyResult(j.verdict, j.detail, render_feedback(j, plan), result.elapsed_s, attempts)

@@ -23,17 +23,20 @@ def parse_repl_response(snippet_id: str, resp: Any, elapsed_s: float, line_shift
     command answer is INFRA.
     """
     if not isinstance(resp, Mapping):
-        return RunResult(snippet_id, Outcome.INFRA, elapsed_s, infra_detail=f"REPL answer is not an object: {str(resp)[:200]}")
+        return RunResult(snippet_id, Outcome.INFRA, elapsed_s,
+                         infra_detail=f"REPL answer is not an object: {str(resp)[:200]}")
     if "env" not in resp and isinstance(resp.get("message"), str):
         return RunResult(snippet_id, Outcome.OK, elapsed_s, repl_error=resp["message"], raw=resp)
     msgs = resp.get("messages") or []
     sorries = resp.get("sorries") or []
     if not isinstance(msgs, list) or not isinstance(sorries, list):
-        return RunResult(snippet_id, Outcome.INFRA, elapsed_s, infra_detail="malformed messages/sorries in REPL answer", raw=resp)
+        return RunResult(snippet_id, Outcome.INFRA, elapsed_s, infra_detail="malformed messages/sorries in REPL answer",
+                         raw=resp)
     messages = []
     for m in msgs:
         if not isinstance(m, Mapping) or m.get("severity") not in _SEVERITIES:
-            return RunResult(snippet_id, Outcome.INFRA, elapsed_s, infra_detail=f"malformed message {str(m)[:200]}", raw=resp)
+            return RunResult(snippet_id, Outcome.INFRA, elapsed_s, infra_detail=f"malformed message {str(m)[:200]}",
+                             raw=resp)
         line, col = _line_col(m.get("pos"))
         end_line, end_col = _line_col(m.get("endPos"))
         messages.append(LeanMessage(

@@ -136,7 +136,8 @@ class KiminaBackend:
             if not fut.done():
                 fut.set_result(res)
 
-    async def _settle(self, snippets: list[Snippet], timeout_s: float, body_limit_s: float | None = None) -> list[RunResult]:
+    async def _settle(self, snippets: list[Snippet], timeout_s: float,
+                      body_limit_s: float | None = None) -> list[RunResult]:
         """A verdict for every proof that can get one; retry, split or give INFRA per the module docstring."""
         busy, crashes, downs, down_since = 0, 0, 0, None
         while True:
@@ -166,10 +167,12 @@ class KiminaBackend:
 
     async def _redo_header_timeouts(self, snippets: list[Snippet], results: list[RunResult], timeout_s: float,
                                     body_limit_s: float | None) -> list[RunResult]:
-        """Re-send proofs whose REPL's header import timed out, with the import limit; hold bodies to the proof limit."""
+        """Re-send proofs whose REPL's header import timed out, with the import limit;
+        hold bodies to the proof limit."""
         if body_limit_s is not None:
             limit = wire_timeout(body_limit_s)
-            return [RunResult(r.id, Outcome.TIMEOUT, r.elapsed_s, infra_detail=f"body took {r.elapsed_s:g} s > {limit} s")
+            return [RunResult(r.id, Outcome.TIMEOUT, r.elapsed_s,
+                              infra_detail=f"body took {r.elapsed_s:g} s > {limit} s")
                     if r.outcome is Outcome.OK and r.elapsed_s > limit else r for r in results]
         redo = [i for i, r in enumerate(results) if r.infra_detail and HEADER_TIMEOUT in r.infra_detail]
         if not redo or self.import_timeout_s <= timeout_s:

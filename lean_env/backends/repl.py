@@ -60,7 +60,8 @@ def _rss_mb(pid: int) -> float:
 class ReplProcess:
     """One REPL process that has imported `header` (imports only; may be empty)."""
 
-    def __init__(self, argv: Sequence[str], header: str, *, cwd: str | None, env: dict | None, mem_limit_mb: int | None):
+    def __init__(self, argv: Sequence[str], header: str, *, cwd: str | None, env: dict | None,
+                 mem_limit_mb: int | None):
         self.argv, self.header, self.cwd, self.env, self.mem_limit_mb = list(argv), header, cwd, env, mem_limit_mb
         self.proc: asyncio.subprocess.Process | None = None
         self.base_env: int | None = None

@@ -50,9 +50,9 @@ from lean_env.recheck.lean4checker import classify_lean4checker, run_lean4checke
 from lean_env.recheck.safeverify import classify_safeverify, run_safeverify
 from lean_env.screen import screen
 
-__all__ = ["DEFAULT_COMMANDS", "DEFAULT_LIB", "TOOLS", "RecheckJob", "RecheckResult", "Status", "ToolConfig", "ToolRun", "classify_comparator",
-           "classify_lean4checker", "classify_safeverify", "comparator_config", "comparator_sources", "parse_command",
-           "parse_lean_json", "preflight", "recheck", "recheck_one", "run_tool"]
+__all__ = ["DEFAULT_COMMANDS", "DEFAULT_LIB", "TOOLS", "RecheckJob", "RecheckResult", "Status", "ToolConfig", "ToolRun",
+           "classify_comparator", "classify_lean4checker", "classify_safeverify", "comparator_config",
+           "comparator_sources", "parse_command", "parse_lean_json", "preflight", "recheck", "recheck_one", "run_tool"]
 _RUNNERS = {"comparator": run_comparator, "lean4checker": run_lean4checker, "safeverify": run_safeverify}
 
 
@@ -85,7 +85,8 @@ def recheck_one(job: RecheckJob, cfg: ToolConfig) -> RecheckResult:
     return RecheckResult(job.key, status, message, time.monotonic() - start)
 
 
-def recheck(jobs: Iterable[RecheckJob], cfg: ToolConfig, *, workers: int = 1, progress: bool = True) -> list[RecheckResult]:
+def recheck(jobs: Iterable[RecheckJob], cfg: ToolConfig, *, workers: int = 1,
+            progress: bool = True) -> list[RecheckResult]:
     """Re-check every job (in input order) with at most `workers` tool runs at once."""
     from tqdm.auto import tqdm
 

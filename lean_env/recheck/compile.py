@@ -1,4 +1,4 @@
-"""Compile one Lean file to an .olean with `lake env lean --json -o`, keeping its messages (for lean4checker, SafeVerify).
+"""Compile one Lean file to an .olean (`lake env lean --json -o`), keeping its messages for lean4checker and SafeVerify.
 
 `lean --json` prints one JSON object per message (fileName, pos {line, column}, endPos, severity
 information|warning|error, caption, data; Lean's `SerialMessage`), lines 1-based over the whole file, and exits 1

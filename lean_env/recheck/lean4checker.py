@@ -44,7 +44,8 @@ def _judge_compiled(plan: CheckPlan, source: Path, olean: Path, root: Path, cfg:
     judgement = judge(RunResult("recheck", Outcome.OK, 0.0, compiled.messages), plan)
     if judgement.verdict is not Verdict.VALID:
         errors = "; ".join(f"line {m.line}: {m.text[:300]}" for m in judgement.errors[:3])
-        return "rejected", f"offline Lean: {judgement.verdict.value}: {judgement.detail}" + (f" ({errors})" if errors else "")
+        return "rejected", (f"offline Lean: {judgement.verdict.value}: {judgement.detail}"
+                            + (f" ({errors})" if errors else ""))
     if not compiled.olean_written:
         return "infra", f"lean wrote no .olean without reporting an error: {compiled.tail}"
     return None

@@ -70,7 +70,8 @@ def _validate(path: str, body: Any) -> tuple[list[tuple[str, str | None]], int, 
         list_key, id_key, code_keys, reuse = "snippets", "id", ("code",), body.get("reuse", True)
     else:
         timeout, err = _int_field(body, "timeout", 300, loc)
-        list_key, id_key, code_keys, reuse = "codes", "custom_id", ("proof", "code"), not body.get("disable_cache", False)
+        list_key, id_key, code_keys = "codes", "custom_id", ("proof", "code")
+        reuse = not body.get("disable_cache", False)
     errors += [err] if err else []
     items = body.get(list_key)
     snippets: list[tuple[str, str | None]] = []
@@ -81,7 +82,8 @@ def _validate(path: str, body: Any) -> tuple[list[tuple[str, str | None]], int, 
     for i, item in enumerate(items):
         ident = item.get(id_key) if isinstance(item, dict) else None
         code = next((item[k] for k in code_keys if isinstance(item, dict) and isinstance(item.get(k), str)), None)
-        id_ok = isinstance(ident, str) or (id_key == "custom_id" and isinstance(ident, int) and not isinstance(ident, bool))
+        id_ok = isinstance(ident, str) or (id_key == "custom_id" and isinstance(ident, int)
+                                           and not isinstance(ident, bool))
         if id_ok and code is None and id_key == "custom_id":   # the model allows it; the route then fails
             snippets.append((str(ident), None))
             continue
@@ -94,7 +96,8 @@ def _validate(path: str, body: Any) -> tuple[list[tuple[str, str | None]], int, 
         if not snippets:
             errors.append({"type": "value_error", "loc": list(loc), "msg": "Value error, `snippets` must be non empty"})
         elif len({s for s, _ in snippets}) != len(snippets):
-            errors.append({"type": "value_error", "loc": list(loc), "msg": "Value error, `snippets` must have unique ids"})
+            errors.append({"type": "value_error", "loc": list(loc),
+                           "msg": "Value error, `snippets` must have unique ids"})
     return snippets, timeout or 0, bool(reuse), errors
 
 
@@ -140,7 +143,9 @@ class FakeKimina:
     async def _route(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
         if path in _HEALTH:
-            return httpx.Response(200, json={"status": "ok"}) if request.method == "GET" else _detail(405, "Method Not Allowed")
+            if request.method != "GET":
+                return _detail(405, "Method Not Allowed")
+            return httpx.Response(200, json={"status": "ok"})
         if path not in _ROUTES:
             return _detail(404, "Not Found")
         if request.method != "POST":

@@ -1,4 +1,5 @@
-"""Fake `lake`, `lean`, `comparator`, `lean4checker` and `safe_verify` executables for the offline re-check tests (`lean_env.recheck`).
+"""Fake `lake`, `lean`, `comparator`, `lean4checker` and `safe_verify` executables for the offline re-check tests
+(`lean_env.recheck`).
 
 They model what the real tools print and return, as read in their sources:
 - `lake env CMD ARGS…` runs CMD with the environment; a missing CMD is `error: no such file or directory`, exit 1.

@@ -98,7 +98,8 @@ class ReplPool:
                 if match is not None:
                     self.free.remove(match)
                 elif len(self.free) + len(self.busy) < self.max_repls:
-                    match = FakeRepl(header, FakeLean(rules=self.rules, lean_version=self.lean_version), next(self._uids))
+                    match = FakeRepl(header, FakeLean(rules=self.rules, lean_version=self.lean_version),
+                                     next(self._uids))
                     self.started_repls += 1
                 if match is not None:
                     self.busy.add(match)

@@ -177,7 +177,8 @@ class FakeLean:
             decls[m.group(1)] = tuple(sorted(set(STANDARD_AXIOMS) | extra_axioms))
             if warn_sorry:
                 name_pos = _pos(text, m.start(1))
-                messages.append(_msg("warning", name_pos, {"line": name_pos["line"], "column": name_pos["column"] + len(m.group(1))},
+                name_end = {"line": name_pos["line"], "column": name_pos["column"] + len(m.group(1))}
+                messages.append(_msg("warning", name_pos, name_end,
                                      f"declaration uses {self.sorry_quote}sorry{self.sorry_quote}"))
         if rule is not None and rule.outcome == "unknown_constant":
             decls.pop(next(iter(_DECL.findall(text)), ""), None)
@@ -205,7 +206,8 @@ class FakeLean:
                 messages.append(_msg("error", {"line": pos["line"], "column": 7}, end, "type mismatch\n  rfl"))
         for m in _VERSION_QUERY.finditer(text):
             pos = _pos(text, m.start())
-            messages.append(_msg("info", pos, {"line": pos["line"], "column": pos["column"] + 5}, f'"{self.lean_version}"'))
+            messages.append(_msg("info", pos, {"line": pos["line"], "column": pos["column"] + 5},
+                                 f'"{self.lean_version}"'))
         out: dict[str, Any] = {"env": self._new_env(decls, axioms)}
         if messages:
             out["messages"] = messages

@@ -27,6 +27,7 @@ def test_every_other_proof_gets_its_verdict_on_the_real_server():
             out["probe_one_crash_in_batch"]["status"]) == (422, 401, 500)
     assert {name: r["ok"] for name, r in out.items() if "ok" in r} == {
         name: True for name in ("crash_hang_more_proofs_than_repls_fractional_timeout", "wrong_api_key",
-                                "no_free_repl_429", "header_import_longer_than_proof_limit", "server_restarted_mid_run")}
+                                "no_free_repl_429", "header_import_longer_than_proof_limit",
+                                "server_restarted_mid_run")}
     assert out["no_free_repl_429"]["answers"].get("429", 0) > 0
     assert out["server_restarted_mid_run"]["answers"].get("refused", 0) > 0

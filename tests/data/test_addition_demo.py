@@ -1,4 +1,5 @@
-"""The no-download demo's data, model export and reward (sdpo_data.addition_rows, sdpo_data.smollm2, reward.addition)."""
+"""The no-download demo's data, model export and reward (sdpo_data.addition_rows, sdpo_data.smollm2,
+reward.addition)."""
 from __future__ import annotations
 
 import copy
@@ -29,7 +30,8 @@ def test_rows_record_their_operands_and_content_accuracy_ignores_later_numbers()
     info = row["extra_info"]
     right = f"{a} + {b} = {a + b}. Then {a + b + 1} and more."
     result = compute_score("sdpo_demo_addition", right, row["reward_model"]["ground_truth"], info)
-    assert result["score"] == 0.0 and result["content_correct"] == 1.0  # graded on the last number, content on the first
+    # graded on the last number, content on the first
+    assert result["score"] == 0.0 and result["content_correct"] == 1.0
     assert compute_score("sdpo_demo_addition", f"It is {a + b}.", a + b, info)["score"] == 1.0
     assert first_answer(f"{a} plus {b}", (a, b)) is None
     assert compute_score("sdpo_demo_addition", "no idea", a + b, info) | {"feedback": ""} == {

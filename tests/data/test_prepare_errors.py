@@ -47,7 +47,8 @@ def test_a_split_with_no_rows_now_loses_its_file_from_an_earlier_run(tmp_path, c
     assert (out / "minif2f_kimina_test.parquet").exists()
     assert _lean(_jsonl(tmp_path / "valid.jsonl", both[:1]), out) == 0
     assert not (out / "minif2f_kimina_test.parquet").exists()   # the recipes would validate on stale rows
-    assert list(pd.read_parquet(out / "minif2f_kimina_valid.parquet")["extra_info"].map(lambda e: e["name"])) == ["good_a"]
+    valid = pd.read_parquet(out / "minif2f_kimina_valid.parquet")
+    assert list(valid["extra_info"].map(lambda e: e["name"])) == ["good_a"]
     assert f"removed {out / 'minif2f_kimina_test.parquet'}" in capsys.readouterr().out
 
 

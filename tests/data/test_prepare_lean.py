@@ -53,7 +53,8 @@ def test_screen_excludes_broken_rows_with_reasons():
                     ("good_b__2", "good_b", "valid", "theorem"), ("a_def", "a_def", "test", "def"),
                     ("no_header", "no_header", "valid", "theorem")}
     defaulted = [p for p in report.kept if p.header_defaulted]
-    assert [p.name for p in defaulted] == ["no_header"] and defaulted[0].header == LEAN_DATASETS["minif2f"].default_header
+    assert [p.name for p in defaulted] == ["no_header"]
+    assert defaulted[0].header == LEAN_DATASETS["minif2f"].default_header
 
 
 def test_statement_problem_accepts_comment_before_live_declaration():
@@ -96,13 +97,15 @@ def test_prompt_styles_keep_statement_and_differ():
         if style != "fewshot":  # model-family prompts: header + statement in the only code block
             assert "import Mathlib" in user and user.count("```lean4\n") == 1, style
     fewshot = built["fewshot"][0]["content"]
-    assert fewshot.count("```lean4\n") == 5 and fewshot.endswith("```lean4\ntheorem t (a : ℤ) : a + 0 = a := by\n```\nAnswer:")
+    assert fewshot.count("```lean4\n") == 5
+    assert fewshot.endswith("```lean4\ntheorem t (a : ℤ) : a + 0 = a := by\n```\nAnswer:")
     assert built["kimina"][0]["content"] == "You are an expert in mathematics and proving theorems in Lean 4."
     assert "# Problem:Adding zero." in built["kimina"][1]["content"]
     assert len(built["goedel"]) == 1 and "/-- Adding zero. -/\ntheorem t" in built["goedel"][0]["content"]
     assert "a + 0 = a := by\n  sorry\n```" in built["goedel"][0]["content"]
     assert "exactly one ```lean4``` code block" in built["qwen"][1]["content"]
-    assert build_prompt("goedel", "theorem u : True :=", HEADER, "")[0]["content"].count("theorem u : True := by\n  sorry") == 1
+    goedel = build_prompt("goedel", "theorem u : True :=", HEADER, "")[0]["content"]
+    assert goedel.count("theorem u : True := by\n  sorry") == 1
     assert informal_text("/-- text -/") == "text" and informal_text("plain") == "plain"
     with pytest.raises(ValueError, match="known"):
         build_prompt("nope", statement, HEADER)
@@ -130,9 +133,11 @@ def test_cli_summary_and_bad_input(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "kept 5 rows" in out and "excluded 7 rows" in out and "#2 dash_comment: commented out" in out
     assert (tmp_path / "cli" / "proofnet_qwen_test.parquet").exists()
-    assert main(["lean", "--dataset", "minif2f", "--input", str(tmp_path / "absent.jsonl"), "--prompt-style", "qwen"]) == 2
+    assert main(["lean", "--dataset", "minif2f", "--input", str(tmp_path / "absent.jsonl"),
+                 "--prompt-style", "qwen"]) == 2
     (tmp_path / "broken.jsonl").write_text('{"name": "x"\n')
-    assert main(["lean", "--dataset", "minif2f", "--input", str(tmp_path / "broken.jsonl"), "--prompt-style", "qwen"]) == 2
+    assert main(["lean", "--dataset", "minif2f", "--input", str(tmp_path / "broken.jsonl"),
+                 "--prompt-style", "qwen"]) == 2
     assert "broken.jsonl:1" in capsys.readouterr().err
 
 

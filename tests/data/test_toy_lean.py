@@ -34,7 +34,8 @@ def test_rows_follow_the_recipe_format(toy_dir):
 def judge(toy_dir, proofs: dict[str, str]) -> dict[str, dict]:
     problems = load_problems(sorted(toy_dir.glob("toy_fewshot_*.parquet")), list(proofs))
     verify = Verifier({"backend": "repl", "timeout_s": 10.0,
-                       "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules {toy_dir / 'toy_rules.json'}"})
+                       "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl "
+                                       f"--rules {toy_dir / 'toy_rules.json'}"})
     items = []
     for problem, tactic in zip(problems, proofs.values()):
         statement = json.loads(problem["ground_truth"])["formal_statement"]

@@ -84,12 +84,14 @@ def test_parallel_runs_each_get_their_own_gpus(tmp_path, monkeypatch):
 
     monkeypatch.setattr(discovery, "trainer_command", fake_trainer_command)
     out = tmp_path / "disc"
-    results = discovery.run("sdpo_m", ["a", "b", "c", "d"], 16, out, ["sdpo"], 0, [], parallel=2, gpus=["0", "1", "2", "3"])
+    results = discovery.run("sdpo_m", ["a", "b", "c", "d"], 16, out, ["sdpo"], 0, [], parallel=2,
+                            gpus=["0", "1", "2", "3"])
     assert [(r["problem"], r["returncode"]) for r in results] == [("a", 0), ("b", 0), ("c", 0), ("d", 0)]
     probes = [json.loads((out / "sdpo" / p / "probe.json").read_text()) for p in "abcd"]
     assert all(p["gpus"] in ("0,1", "2,3") and p["argv"][-1] == "trainer.n_gpus_per_node=2" for p in probes)
     assert all(p["ray"] is None for p in probes)
-    overlapping = [(x, y) for i, x in enumerate(probes) for y in probes[i + 1:] if x["start"] < y["end"] and y["start"] < x["end"]]
+    overlapping = [(x, y) for i, x in enumerate(probes) for y in probes[i + 1:]
+                   if x["start"] < y["end"] and y["start"] < x["end"]]
     assert overlapping, "two runs should have overlapped in time"
     assert all(x["gpus"] != y["gpus"] for x, y in overlapping)
     for t in sorted(p["start"] + 0.1 for p in probes):  # never more than 2 at once
@@ -101,7 +103,8 @@ def test_parallel_runs_each_get_their_own_gpus(tmp_path, monkeypatch):
 def test_pinned_runs_refuse_a_gpu_count_override_and_dry_run_shows_pinned_commands(tmp_path, capsys):
     with pytest.raises(ValueError, match="n_gpus_per_node"):
         discovery.run("sdpo_m", ["a"], 16, tmp_path, ["sdpo"], 0, ["trainer.n_gpus_per_node=8"], gpus=["0", "1"])
-    results = discovery.run("sdpo_m", ["a", "b"], 16, tmp_path, ["sdpo"], 0, [], dry_run=True, parallel=2, gpus=["0", "1"])
+    results = discovery.run("sdpo_m", ["a", "b"], 16, tmp_path, ["sdpo"], 0, [], dry_run=True, parallel=2,
+                            gpus=["0", "1"])
     assert [r["command"][-1] for r in results] == ["trainer.n_gpus_per_node=1"] * 2
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("CUDA_VISIBLE_DEVICES=0 ") and printed[1].startswith("CUDA_VISIBLE_DEVICES=1 ")
@@ -139,7 +142,8 @@ def test_best_of_k_command_uses_the_recipe_settings(tmp_path, monkeypatch):
     rollout = cfg["actor_rollout_ref"]["rollout"]
     assert opts["--model"] == cfg["actor_rollout_ref"]["model"]["path"]
     assert opts["--batch"] == str(rollout["n"]) and opts["--temperature"] == str(rollout["temperature"])
-    assert opts["--top-p"] == str(rollout["top_p"]) and opts["--max-new-tokens"] == str(cfg["data"]["max_response_length"])
+    assert opts["--top-p"] == str(rollout["top_p"])
+    assert opts["--max-new-tokens"] == str(cfg["data"]["max_response_length"])
     assert opts["--problems"] == "mathd_algebra_10,imo_1983_p6" and opts["--budget"] == "64" and opts["--seed"] == "3"
     data = [command[i + 1] for i, c in enumerate(command) if c == "--data"]
     assert data == [str(tmp_path / "data" / f"minif2f_kimina_{s}.parquet") for s in ("valid", "test")]
@@ -169,7 +173,8 @@ def synthetic_log() -> list[dict]:
     recs += [record("grpo", "p2", "g2", a, a == 12) for a in range(1, 13)]
     recs += [record("grpo", "p3", "g3", 1, 1)] + [record("grpo", "p3", "g4", a, 0) for a in range(1, 9)]
     # best_of_k: nothing solved; p3 stopped after 3 attempts (censored after k=3)
-    recs += [record("best_of_k", p, f"b{p}", a, 0) for p, n in (("p1", 8), ("p2", 8), ("p3", 3)) for a in range(1, n + 1)]
+    recs += [record("best_of_k", p, f"b{p}", a, 0)
+             for p, n in (("p1", 8), ("p2", 8), ("p3", 3)) for a in range(1, n + 1)]
     return recs
 
 
@@ -206,8 +211,9 @@ def test_report_cli_writes_png_and_json(tmp_path, capsys):
 
 
 def test_dry_run_cli_prints_commands(capsys):
-    assert discovery.main(["run", "--recipe", "sdpo_m", "--problems", "a,b", "--budget", "4", "--out-dir", "/tmp/unused",
-                           "--methods", "sdpo", "--dry-run", "trainer.n_gpus_per_node=2"]) == 0
+    assert discovery.main(["run", "--recipe", "sdpo_m", "--problems", "a,b", "--budget", "4",
+                           "--out-dir", "/tmp/unused", "--methods", "sdpo", "--dry-run",
+                           "trainer.n_gpus_per_node=2"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and lines[1].endswith("trainer.save_freq=-1 trainer.n_gpus_per_node=2")
     assert not Path("/tmp/unused").exists()

@@ -70,7 +70,8 @@ def test_vllm_engine_generates_with_seeds(smollm2_gguf):
     pytest.importorskip("vllm")
     from sdpo_eval.engines import VllmEngine
 
-    engine = VllmEngine(ModelSpec.parse(str(smollm2_gguf)), tokenizer=str(smollm2_gguf.parent), gpu_memory_utilization=0.3)
+    engine = VllmEngine(ModelSpec.parse(str(smollm2_gguf)), tokenizer=str(smollm2_gguf.parent),
+                        gpu_memory_utilization=0.3)
     chat = [{"role": "user", "content": "Say hi."}]
     a, b = engine.generate([chat, chat], SamplingParams(temperature=1.0, max_new_tokens=8), seeds=[3, 3])
     assert a.text == b.text and 0 < a.num_tokens <= 8

@@ -136,7 +136,8 @@ def test_math500_and_subjectless_records(tmp_path, engines, capsys):
     assert math_eval.main(["--model", "model_a", "--input", src, "--out", str(out)]) == 0
     rows = json.loads(out.read_text())["samples"]["model_a"]
     assert [(r["id"], r["subject"], r["level"]) for r in rows] == [
-        ("test/counting_and_probability/1.json", "counting_and_probability", "Level 2"), ("math_unknown_1", "unknown", "")]
+        ("test/counting_and_probability/1.json", "counting_and_probability", "Level 2"),
+        ("math_unknown_1", "unknown", "")]
     assert all(r["correct"] for r in rows)
     assert math_eval.main(["--model", "model_a", "--input", src, "--subjects", "counting_and_probability"]) == 0
 
@@ -151,7 +152,8 @@ def test_sample_log_and_resume(tmp_path, engines):
     assert lines[0]["header"]["models"] == ["model_a"] and len(lines) == 4
     first = lines[1]
     assert {"prompt", "completion", "extracted", "verdict", "seed"} <= set(first)
-    assert first["prompt"][-1]["content"] == PROBLEMS[0]["problem"] and first["seed"] == math_eval.sample_seed(5, "p1", 0)
+    assert first["prompt"][-1]["content"] == PROBLEMS[0]["problem"]
+    assert first["seed"] == math_eval.sample_seed(5, "p1", 0)
 
     assert math_eval.main(argv) == 2  # an existing log is not overwritten
     log.write_text("\n".join(log.read_text().splitlines()[:2]) + '\n{"model": "model_a", "id": "p2"')  # crash

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.math_scoring import compare, format_table, majority_correct, score_table
 from sdpo_eval.sample_log import open_log
-from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.stats import bootstrap_mean_interval, wilson_interval
 
 
@@ -25,7 +25,8 @@ def test_majority_vote_ties_and_silent_samples():
 
 
 def test_one_sample_per_problem_uses_wilson_and_skips_infra():
-    records = [rec("a", 0, True), rec("b", 0, False), rec("c", 0, True, subject="geometry"), rec("d", 0, False, infra=True)]
+    records = [rec("a", 0, True), rec("b", 0, False), rec("c", 0, True, subject="geometry"),
+               rec("d", 0, False, infra=True)]
     table = score_table(records)
     assert table["overall"]["problems"] == 3 and table["overall"]["accuracy"] == pytest.approx(2 / 3)
     assert (table["overall"]["low"], table["overall"]["high"]) == pytest.approx(wilson_interval(2, 3))
@@ -34,7 +35,8 @@ def test_one_sample_per_problem_uses_wilson_and_skips_infra():
 
 
 def test_n_samples_pass_at_k_and_bootstrap():
-    records = [rec("a", j, j < 3, key=str(j < 3)) for j in range(4)] + [rec("b", j, j == 0, key=str(j)) for j in range(4)]
+    records = ([rec("a", j, j < 3, key=str(j < 3)) for j in range(4)]
+               + [rec("b", j, j == 0, key=str(j)) for j in range(4)])
     records.append(rec("c", 0, True))  # one judged sample: left out of pass@4 and maj@4
     table = score_table(records, ks=(1, 4))
     overall = table["overall"]

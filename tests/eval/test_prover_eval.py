@@ -8,9 +8,9 @@ import pytest
 
 import reward.lean
 import sdpo_eval.prover_eval as prover_eval
+from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_data.prepare import prepare_lean
 from sdpo_eval.engines import Completion, ModelSpec, SamplingParams
-from sdpo_attempts.pass_at_k import pass_at_k
 
 HEADER = "import Mathlib\n\n"
 
@@ -83,9 +83,11 @@ def test_pass_at_k_excludes_infra_from_denominators(data, fake_verifier, tmp_pat
     assert (rows["flaky"]["judged"], rows["flaky"]["valid"], rows["flaky"]["infra"]) == (2, 1, 2)
     assert rows["easy"]["verdicts"] == {"valid": 2, "lean_error": 2}
     k1 = (pass_at_k(4, 2, 1) + pass_at_k(4, 0, 1) + pass_at_k(2, 1, 1)) / 3
-    assert report["pass_at_k"]["1"] == {"pass_at_k": pytest.approx(k1), "problems": 3, "problems_without_k_judged_samples": 0}
+    assert report["pass_at_k"]["1"] == {"pass_at_k": pytest.approx(k1), "problems": 3,
+                                        "problems_without_k_judged_samples": 0}
     k4 = report["pass_at_k"]["4"]
-    assert k4["problems"] == 2 and k4["problems_without_k_judged_samples"] == 1 and k4["pass_at_k"] == pytest.approx(0.5)
+    assert k4["problems"] == 2 and k4["problems_without_k_judged_samples"] == 1
+    assert k4["pass_at_k"] == pytest.approx(0.5)
     assert report["infra_samples"] == 2 and report["samples"] == 12
     assert fake_verifier[0][1] == {"backend": "repl"} and len(fake_verifier) == 1
     records = [json.loads(line) for line in log.read_text().splitlines()]
@@ -136,7 +138,8 @@ def test_cli_passk_writes_json(data, fake_verifier, monkeypatch, tmp_path, capsy
     monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: SeedEngine(SCRIPT))
     out = tmp_path / "passk.json"
     assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--k", "1,4",
-                             "--reward-kwarg", "backend=repl", "--reward-kwarg", "timeout_s=30", "--out", str(out)]) == 0
+                             "--reward-kwarg", "backend=repl", "--reward-kwarg", "timeout_s=30",
+                             "--out", str(out)]) == 0
     assert fake_verifier[0][1] == {"backend": "repl", "timeout_s": 30}
     assert "infra samples (excluded): 2 / 12" in capsys.readouterr().out
     assert json.loads(out.read_text())["pass_at_k"]["4"]["problems"] == 2
@@ -173,7 +176,8 @@ def test_best_of_k_through_real_reward_and_repl_double(tmp_path):
     files = prepare_lean("minif2f", str(src), "kimina", tmp_path / "prep")["files"]
     proof = {0: "CRASH", 1: "CRASH", 2: "nlinarith [h]", 3: "subst h; norm_num"}
     engine = SeedEngine({"t1": lambda s: f"<think>x</think>\n```lean4\n{statement}  {proof[s]}\n```\n"})
-    reward_kwargs = {"backend": "repl", "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules '{rules}'",
+    reward_kwargs = {"backend": "repl",
+                     "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules '{rules}'",
                      "timeout_s": 5.0, "infra_retries": 0, "backoff_s": 0.01}
     log = tmp_path / "attempts.jsonl"
     (run,) = prover_eval.best_of_k(prover_eval.load_problems([files["test"]]), engine, SamplingParams(), budget=4,

@@ -5,8 +5,13 @@ import math
 
 import pytest
 
-from sdpo_eval.stats import (bootstrap_discovery, discovery_curve, discovery_matrix, paired_difference_interval,
-                             wilson_interval)
+from sdpo_eval.stats import (
+    bootstrap_discovery,
+    discovery_curve,
+    discovery_matrix,
+    paired_difference_interval,
+    wilson_interval,
+)
 
 
 def test_wilson_matches_newcombe_example():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
-
 from verl.utils import tensordict_utils as tu
 from verl.workers.config import PolicyLossConfig
 
@@ -25,8 +24,8 @@ def nested(rows):
     return torch.nested.as_nested_tensor(rows, layout=torch.jagged)
 
 
-@pytest.fixture(scope="module")
-def model():
+def tiny_llama() -> LlamaForCausalLM:
+    """A tiny random Llama on CPU: the `model` fixture of tests/glue/conftest.py."""
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
@@ -80,7 +79,8 @@ def sdpo_loss(model, mode="topk", topk=8, alpha=0.5, grpo_weight=0.0, **options)
 def test_hook_divergence_matches_direct_computation(model, mask):
     data, prompts, responses, teacher_prompts = make_batch(mask)
     packed = data["input_ids"].values()
-    student_logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach().requires_grad_(True)
+    student_logits = (torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()])
+                      .detach().requires_grad_(True))
     loss_fn = sdpo_loss(model)
     out = loss_fn(student_logits=student_logits.unsqueeze(0), data=data)
     div_rows = out["sdpo_divergence"].squeeze(0)
@@ -104,7 +104,8 @@ def test_hook_divergence_matches_direct_computation(model, mask):
     model_output = {
         "log_probs": nested(list(torch.log_softmax(student_logits, -1).gather(-1, torch.roll(packed, -1).unsqueeze(-1))
                                  .squeeze(-1).split([len(p) + len(r) for p, r in zip(prompts, responses)]))),
-        **{k: nested(list(v.squeeze(0).split([len(p) + len(r) for p, r in zip(prompts, responses)]))) for k, v in out.items()},
+        **{k: nested(list(v.squeeze(0).split([len(p) + len(r) for p, r in zip(prompts, responses)])))
+           for k, v in out.items()},
     }
     total, metrics = loss_fn(model_output=model_output, data=data)
     assert torch.isfinite(total) and total.item() > 0
@@ -130,7 +131,8 @@ def gradient_paths(model, mode: str, alpha: float, grpo_weight: float) -> set[st
     data, prompts, responses, _ = make_batch([1, 1, 1])
     lengths = [len(p) + len(r) for p, r in zip(prompts, responses)]
     data["advantages"] = nested([torch.full((len(r),), 0.5) for r in responses])
-    student_logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach().requires_grad_(True)
+    student_logits = (torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()])
+                      .detach().requires_grad_(True))
     loss_fn = sdpo_loss(model, mode=mode, alpha=alpha, grpo_weight=grpo_weight)
     out = loss_fn(student_logits=student_logits.unsqueeze(0), data=data)
     packed = data["input_ids"].values()
@@ -147,7 +149,8 @@ def gradient_paths(model, mode: str, alpha: float, grpo_weight: float) -> set[st
 
 @pytest.mark.parametrize("mode, alpha", [("topk", 0.5), ("full", 0.5), ("token", 1.0)])
 @pytest.mark.parametrize("grpo_weight", [0.0, 0.3])
-def test_flash_ce_is_switched_off_exactly_when_logits_and_log_probs_both_carry_gradient(model, mode, alpha, grpo_weight):
+def test_flash_ce_is_switched_off_exactly_when_logits_and_log_probs_both_carry_gradient(model, mode, alpha,
+                                                                                        grpo_weight):
     """flash-attn's in-place cross-entropy backward may only run when nothing else differentiates the logits."""
     paths = gradient_paths(model, mode, alpha, grpo_weight)
     assert paths, "the loss must differentiate something"

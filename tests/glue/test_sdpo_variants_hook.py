@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from verl.trainer.ppo.core_algos import compute_policy_loss_vanilla
 
 from sdpo_ext.loss import divergence, entropy, gather_logp, student_topk
-from tests.glue.test_sdpo_loss_hook import forward_logits, make_batch, model, nested, sdpo_loss  # noqa: F401
+from tests.glue.test_sdpo_loss_hook import forward_logits, make_batch, nested, sdpo_loss
 
 
 def run(model, data, prompts, responses, loss_fn, advantages=None):

@@ -11,7 +11,6 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-
 from verl.utils import tensordict_utils as tu
 
 import sdpo_ext.trainer as trainer_mod
@@ -53,7 +52,8 @@ def build(tokenizer, verdicts, infra, with_verdicts=True):
                                    "infra": float(bad), "score": s}}
             for i, (v, bad, s) in enumerate(zip(verdicts, infra, scores))]
     if not with_verdicts:  # a reward that only scores (MATH answer checking)
-        info = [{"reward_extra_info": {"infra": r["reward_extra_info"]["infra"], "score": r["reward_extra_info"]["score"]}}
+        info = [{"reward_extra_info": {"infra": r["reward_extra_info"]["infra"],
+                                       "score": r["reward_extra_info"]["score"]}}
                 for r in info]
     data = tu.get_tensordict({
         "uid": ["g0"] * len(verdicts),
@@ -145,7 +145,8 @@ def test_settings_the_sdpo_loss_cannot_honour_are_rejected():
 
     def config(**flags):
         return OmegaConf.create({
-            "actor_rollout_ref": {"actor": {"use_kl_loss": flags.get("kl", False), "entropy_coeff": flags.get("ent", 0.0)},
+            "actor_rollout_ref": {"actor": {"use_kl_loss": flags.get("kl", False),
+                                            "entropy_coeff": flags.get("ent", 0.0)},
                                   "model": {"use_fused_kernels": flags.get("fused", False)}},
             "algorithm": {"use_kl_in_reward": flags.get("kl_reward", False)},
         })
@@ -167,7 +168,8 @@ def test_settings_the_sdpo_loss_cannot_honour_are_rejected():
     ("sc_sdpo", [1, 0, 1, 1], [0, 0, 0, 0], [1, 0, 0, 1]),
 ])
 def test_variant_weights_reach_the_worker(tmp_path, monkeypatch, smollm2_tokenizer, variant, distill, pg, mask):
-    data, batch, _ = build(smollm2_tokenizer, ["lean_error", "infra", "valid", "lean_error"], [False, True, False, False])
+    data, batch, _ = build(smollm2_tokenizer, ["lean_error", "infra", "valid", "lean_error"],
+                           [False, True, False, False])
     fake = FakeTQ(data)
     monkeypatch.setattr(trainer_mod, "tq", fake)
     trainer = make_trainer(smollm2_tokenizer, tmp_path)

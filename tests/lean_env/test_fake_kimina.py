@@ -34,7 +34,8 @@ def test_routes_health_404_405():
     assert call(s, "GET", "/nope").status_code == 404 and call(s, "GET", "/api/check").status_code == 405
 
 
-@pytest.mark.parametrize("headers,detail", [(None, "Missing API key"), ({"Authorization": "Bearer x"}, "Invalid API key")])
+@pytest.mark.parametrize("headers,detail", [(None, "Missing API key"),
+                                            ({"Authorization": "Bearer x"}, "Invalid API key")])
 def test_auth_is_checked_before_the_body(headers, detail):
     r = call(FakeKimina(api_key="k"), "POST", "/api/check", {"timeout": 2.5}, headers)
     assert r.status_code == 401 and r.json() == {"detail": detail}
@@ -43,7 +44,8 @@ def test_auth_is_checked_before_the_body(headers, detail):
     assert ok.status_code == 200
 
 
-@pytest.mark.parametrize("timeout,status", [(2.5, 422), (-1, 422), ("x", 422), (True, 422), (2.0, 200), ("3", 200), (0, 200)])
+@pytest.mark.parametrize("timeout,status", [(2.5, 422), (-1, 422), ("x", 422), (True, 422),
+                                            (2.0, 200), ("3", 200), (0, 200)])
 def test_timeout_is_an_integer_field(timeout, status):
     r = check(FakeKimina(), [{"id": "a", "code": CODE}], timeout=timeout)
     assert r.status_code == status
@@ -51,8 +53,8 @@ def test_timeout_is_an_integer_field(timeout, status):
         assert r.json()["detail"][0]["loc"] == ["body", "timeout"]
 
 
-@pytest.mark.parametrize("snippets", [[], [{"id": "a", "code": "x"}, {"id": "a", "code": "y"}], [{"id": 1, "code": "x"}],
-                                      [{"code": "x"}]])
+@pytest.mark.parametrize("snippets", [[], [{"id": "a", "code": "x"}, {"id": "a", "code": "y"}],
+                                      [{"id": 1, "code": "x"}], [{"code": "x"}]])
 def test_bad_snippet_lists_are_422(snippets):
     assert check(FakeKimina(), snippets).status_code == 422
 

@@ -10,7 +10,8 @@ import pytest
 from lean_env.testing.leanjson import pretty
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures", "lean_repl")
-PAIRS = sorted(p[: -len(".expected.out")] for p in glob.glob(os.path.join(FIXTURES, "**", "*.expected.out"), recursive=True))
+PAIRS = sorted(p[: -len(".expected.out")]
+               for p in glob.glob(os.path.join(FIXTURES, "**", "*.expected.out"), recursive=True))
 needs_fixtures = pytest.mark.skipif(not PAIRS, reason="../shared/fixtures absent")
 
 

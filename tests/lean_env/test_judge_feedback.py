@@ -82,7 +82,8 @@ def test_assembled_file_uses_trusted_header_dataset_statement_and_audit(plan):
 
 @pytest.mark.parametrize("quote", ["'", "`"])
 def test_sorry_warning_in_both_quoting_styles(plan, quote):
-    j = judge(_result(_msg("warning", plan.visible_offset + 1, f"declaration uses {quote}sorry{quote}"), _audit(plan)), plan)
+    warning = _msg("warning", plan.visible_offset + 1, f"declaration uses {quote}sorry{quote}")
+    j = judge(_result(warning, _audit(plan)), plan)
     assert j.verdict is Verdict.SORRY
 
 

@@ -20,7 +20,8 @@ SCALE = 0.002   # one simulated second lasts 2 ms
 
 
 def snip(i, tactic="norm_num"):
-    return Snippet(str(i), "import Mathlib\nimport Aesop\n", f"\nopen Real\n\ntheorem t{i} : True := by\n  {tactic}\n\n#print axioms t{i}\n")
+    return Snippet(str(i), "import Mathlib\nimport Aesop\n",
+                   f"\nopen Real\n\ntheorem t{i} : True := by\n  {tactic}\n\n#print axioms t{i}\n")
 
 
 def kind(r):
@@ -42,7 +43,8 @@ def fake(**kw):
 
 
 def client(server, **kw):
-    return KiminaBackend("http://kimina", transport=server.transport(), **{"backoff_s": 0.001, "max_backoff_s": 0.01, **kw})
+    return KiminaBackend("http://kimina", transport=server.transport(),
+                         **{"backoff_s": 0.001, "max_backoff_s": 0.01, **kw})
 
 
 def run(backend, snippets, timeout_s=30, each=False):
@@ -63,7 +65,8 @@ def test_wire_timeout_is_an_integer_ceiling():
 @pytest.mark.parametrize("endpoint", ["check", "verify"])
 def test_crash_hang_and_more_proofs_than_repls_in_one_batch(endpoint):
     """One crashing and one hanging proof among 12, 3 REPLs, a fractional timeout: every other proof its verdict."""
-    tactics = ["norm_num", "BAD", "CRASH", "norm_num", "HANG", "BAD", "norm_num", "SLOW", "norm_num", "BAD", "norm_num", "norm_num"]
+    tactics = ["norm_num", "BAD", "CRASH", "norm_num", "HANG", "BAD",
+               "norm_num", "SLOW", "norm_num", "BAD", "norm_num", "norm_num"]
     server = fake(api_key="k", max_repls=3)
     b = client(server, api_key="k", endpoint=endpoint, batch_size=12, server_repls=12)
     rs = run(b, [snip(i, t) for i, t in enumerate(tactics)], timeout_s=2.5)
@@ -144,7 +147,8 @@ def test_server_down_longer_than_restart_wait_is_infra():
 
 
 def test_header_import_gets_its_own_limit():
-    """Import (20 s) longer than the proof limit (5 s): the proof is re-sent with import_timeout_s, its body held to 5 s."""
+    """Import (20 s) longer than the proof limit (5 s): the proof is re-sent with import_timeout_s,
+    its body held to 5 s."""
     server = fake(import_s=20.0)
     rs = run(client(server, import_timeout_s=60), [snip(0), snip(1, "BAD"), snip(2, "HANG")], timeout_s=5)
     assert [kind(r) for r in rs] == ["valid", "error", "timeout"]
@@ -178,11 +182,12 @@ def test_http_timeout_splits_the_batch():
 def test_trace_and_info_messages_are_not_errors_or_infra():
     def handler(request):
         body = json.loads(request.content)
-        msgs = [{"severity": "trace", "pos": {"line": 3, "column": 0}, "endPos": None, "data": "[Meta.synthInstance] ✅"},
+        msgs = [{"severity": "trace", "pos": {"line": 3, "column": 0}, "endPos": None,
+                 "data": "[Meta.synthInstance] ✅"},
                 {"severity": "info", "pos": {"line": 9, "column": 0}, "endPos": None,
                  "data": "'t0' depends on axioms: [propext]"}]
-        return httpx.Response(200, json={"results": [{"id": s["id"], "time": 0.1, "response": {"env": 0, "messages": msgs}}
-                                                     for s in body["snippets"]]})
+        return httpx.Response(200, json={"results": [
+            {"id": s["id"], "time": 0.1, "response": {"env": 0, "messages": msgs}} for s in body["snippets"]]})
     (r,) = run(KiminaBackend("http://k", transport=httpx.MockTransport(handler)), [snip(0)])
     assert r.outcome is Outcome.OK and [m.severity for m in r.messages] == ["trace", "info"] and kind(r) == "valid"
 
@@ -253,7 +258,8 @@ def test_caller_does_not_repeat_retries_the_backend_spent_on_a_crashing_proof():
 
     async def main():
         try:
-            return await run_with_retries(b, snip(0, "CRASH"), CheckOptions(timeout_s=5, infra_retries=2, backoff_s=0.001))
+            check = CheckOptions(timeout_s=5, infra_retries=2, backoff_s=0.001)
+            return await run_with_retries(b, snip(0, "CRASH"), check)
         finally:
             await b.aclose()
     result, attempts = asyncio.run(main())

@@ -26,7 +26,8 @@ STATEMENT = "theorem t1 (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n  sorry"
 DEF_STATEMENT = "def d1 (n : ℕ) : Fin (n + 1) :="
 
 
-def output(proof_line: str = "subst h\n  rfl", statement: str = "theorem t1 (x : ℕ) (h : x = 2) : x + 1 = 3 := by") -> str:
+def output(proof_line: str = "subst h\n  rfl",
+           statement: str = "theorem t1 (x : ℕ) (h : x = 2) : x + 1 = 3 := by") -> str:
     return f"<think>ok</think>\n```lean4\n{statement}\n  {proof_line}\n```"
 
 
@@ -37,7 +38,8 @@ def tools(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
     project = tmp_path / "project"
     project.mkdir()
-    (project / "lakefile.toml").write_text('name = "ws"\n\n[[lean_lib]]\nname = "SdpoRecheck"\nglobs = ["SdpoRecheck.+"]\n')
+    (project / "lakefile.toml").write_text('name = "ws"\n\n'
+                                           '[[lean_lib]]\nname = "SdpoRecheck"\nglobs = ["SdpoRecheck.+"]\n')
     return paths, project
 
 
@@ -134,7 +136,8 @@ def test_classify_comparator_on_real_output_shapes():
     silent = ToolRun(0, "Building A.Challenge\n", "")
     assert classify_comparator(silent, "A.Challenge", 10)[0] == "infra"
     missing = ToolRun(1, "Building A.Challenge\nExporting #[comm] from A.Challenge\nBuilding A.Solution\n"
-                         "Exporting #[comm] from A.Solution\n", "uncaught exception: Const not found in challenge 'comm'")
+                         "Exporting #[comm] from A.Solution\n",
+                    "uncaught exception: Const not found in challenge 'comm'")
     assert classify_comparator(missing, "A.Challenge", 10)[0] == "infra"
     config_error = ToolRun(1, "", "uncaught exception: Expected config file path as first argument.")
     assert classify_comparator(config_error, "A.Challenge", 10)[0] == "infra"
@@ -173,9 +176,11 @@ def test_parallel_runs_keep_input_order(tools):
 def test_classify_lean4checker_on_real_output_shapes():
     stdout = "Searching for modules matching: [M.X]\nFound 1 modules to check\n"
     assert classify_lean4checker(ToolRun(0, stdout, ""), "M.X", 10)[0] == "confirmed"
-    kernel = ToolRun(1, stdout, "lean4checker found a problem in M.X\nuncaught exception: No such constructor False.intro")
+    kernel = ToolRun(1, stdout,
+                     "lean4checker found a problem in M.X\nuncaught exception: No such constructor False.intro")
     assert classify_lean4checker(kernel, "M.X", 10) == ("rejected", "No such constructor False.intro")
-    lost = ToolRun(1, "Searching for modules matching: [M.X]\n", "uncaught exception: Could not find any oleans for: M.X")
+    lost = ToolRun(1, "Searching for modules matching: [M.X]\n",
+                   "uncaught exception: Could not find any oleans for: M.X")
     assert classify_lean4checker(lost, "M.X", 10)[0] == "infra"
     assert classify_lean4checker(ToolRun(None, "", "", timed_out=True), "M.X", 10)[0] == "infra"
 
@@ -207,7 +212,8 @@ def test_classify_safeverify_target_failures_are_infra():
     target = Path("/w/Target.olean")
     replay_target = ToolRun(1, "", "Replaying /w/Target.olean\nuncaught exception: (kernel) unknown constant 'x'")
     assert classify_safeverify(replay_target, target, 10)[0] == "infra"
-    missing = ToolRun(1, "", "Replaying /w/Target.olean\nuncaught exception: object file '/w/Target.olean' does not exist")
+    missing = ToolRun(1, "", "Replaying /w/Target.olean\n"
+                             "uncaught exception: object file '/w/Target.olean' does not exist")
     assert classify_safeverify(missing, target, 10)[0] == "infra"
     replay_submission = ToolRun(1, "", "Replaying /w/Target.olean\nReplaying /w/Sub.olean\n"
                                        "uncaught exception: (kernel) unknown constant 'x'")
@@ -254,12 +260,14 @@ def test_cli_attempt_log_with_parquet_problems_exits_zero_when_all_confirmed(too
     gt = json.dumps({"formal_statement": STATEMENT, "name": "t1", "header": HEADER})
     data = tmp_path / "problems.parquet"
     pd.DataFrame([{"data_source": "lean", "prompt": [{"role": "user", "content": "prove"}],
-                   "reward_model": {"ground_truth": gt, "style": "rule"}, "extra_info": {"name": "t1"}}]).to_parquet(data)
+                   "reward_model": {"ground_truth": gt, "style": "rule"},
+                   "extra_info": {"name": "t1"}}]).to_parquet(data)
     _write_log(tmp_path / "run" / "sdpo" / "t1" / "attempts.jsonl", [
         {"problem": "t1", "method": "sdpo", "run_id": "r", "step": 1, "attempt": 1, "seed": 0, "response_tokens": 9,
          "verdict": "valid", "score": 1.0, "infra": 0, "proof": output()}])
-    code = cli.main(["--run-dir", str(tmp_path / "run"), "--data", str(data), "--project", str(project), "--tool", "lean4checker",
-                     "--tool-command", str(paths["lean4checker"]), "--lake", str(paths["lake"])])
+    code = cli.main(["--run-dir", str(tmp_path / "run"), "--data", str(data), "--project", str(project),
+                     "--tool", "lean4checker", "--tool-command", str(paths["lean4checker"]),
+                     "--lake", str(paths["lake"])])
     assert code == 0
     out = tmp_path / "run" / "sdpo" / "t1" / "attempts.recheck.jsonl"
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
@@ -282,6 +290,7 @@ def test_cli_default_tool_command_is_the_tools_binary_on_path(tools, tmp_path):
     paths, project = tools
     gt = {"formal_statement": STATEMENT, "name": "t1", "header": HEADER}
     log = _write_log(tmp_path / "v.jsonl", [{**gt, "output": output(), "verdict": "valid", "score": 1.0, "infra": 0}])
-    assert cli.main(["--log", str(log), "--project", str(project), "--tool", "safeverify", "--lake", str(paths["lake"])]) == 0
+    assert cli.main(["--log", str(log), "--project", str(project), "--tool", "safeverify",
+                     "--lake", str(paths["lake"])]) == 0
     (row,) = [json.loads(line) for line in (tmp_path / "v.recheck.jsonl").read_text().splitlines()]
     assert row["status"] == "confirmed" and row["message"] == "SafeVerify check passed."

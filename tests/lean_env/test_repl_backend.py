@@ -169,7 +169,8 @@ def test_two_headers_share_one_slot_by_eviction_and_nothing_is_lost(fake_repl):
     rs = asyncio.run(main())
     assert [r.id for r in rs] == [s.id for s in snippets]
     for s, r in zip(snippets, rs):
-        want = {"HANG": Outcome.TIMEOUT, "CRASH": Outcome.INFRA, "GARBAGE": Outcome.INFRA}.get(s.body.split()[6], Outcome.OK)
+        want = {"HANG": Outcome.TIMEOUT, "CRASH": Outcome.INFRA,
+                "GARBAGE": Outcome.INFRA}.get(s.body.split()[6], Outcome.OK)
         assert r.outcome is want, (s, r)
 
 

@@ -12,7 +12,8 @@ def test_honest_proof_with_header_comments_have_and_reformatted_statement(answer
     out = answer(
         "have h2 : x = 2 := h -- keep\n  /- a block\n  comment -/ subst h2\n  norm_num",
         statement="theorem t1 (x:ℝ)\n    (h : x = 2) :\n  x + 1 = 3 := by",
-        pre="import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat\n\n-- my proof\n",
+        pre=("import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat\n\n"
+             "-- my proof\n"),
     )
     r = screen(STATEMENT, out)
     assert r.ok, r.reason
@@ -133,17 +134,21 @@ def test_screen_never_crashes(text, finish_reason):
 
 def test_def_statements_as_in_proofnet_are_supported_but_shadowing_helpers_are_not():
     st_ = "def exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :="
-    ok = screen(st_, "```lean4\ndef exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :=\n  foo\n```")
+    ok = screen(st_, "```lean4\n"
+                     "def exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :=\n"
+                     "  foo\n```")
     assert ok.ok, ok.reason
     bad = screen(st_, "```lean4\nnamespace Foo\ndef Matrix.GeneralLinearGroup := 1\nend Foo\nopen Foo\n"
-                      "def exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :=\n  foo\n```")
+                      "def exercise_4_1_34 : Equiv.Perm (Fin 3) ≃* Matrix.GeneralLinearGroup (Fin 2) (ZMod 2) :=\n"
+                      "  foo\n```")
     assert not bad.ok and bad.verdict is Verdict.FORBIDDEN and "shadows `Matrix.GeneralLinearGroup`" in bad.reason
 
 
 def test_copy_of_trusted_header_with_definitions_is_accepted():
     header = "import Mathlib\n\nopen Real\n\nnoncomputable def f : ℕ → ℝ\n| 0 => 1\n| (n + 1) => f n\n"
     st_ = "theorem ex : f 0 = 1 :="
-    out = "```lean4\nimport Mathlib\nopen Real\nnoncomputable def f : ℕ → ℝ\n  | 0 => 1\n  | (n + 1) => f n\n\ntheorem ex : f 0 = 1 := by simp [f]\n```"
+    out = ("```lean4\nimport Mathlib\nopen Real\nnoncomputable def f : ℕ → ℝ\n  | 0 => 1\n  | (n + 1) => f n\n\n"
+           "theorem ex : f 0 = 1 := by simp [f]\n```")
     assert screen(st_, out, header=header).ok
     assert not screen(st_, out).ok
     changed = out.replace("| 0 => 1\n", "| 0 => 2\n", 1)

@@ -30,16 +30,19 @@ def test_registrations_happen_on_import_verl_in_a_fresh_process(tmp_path, first)
     )
     env = {k: v for k, v in os.environ.items() if k != "VERL_USE_EXTERNAL_PLUGINS"}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])   # this checkout, not the install
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"adv": True, "loss": True, "trainer": "sdpo_ext.trainer", "resolver": True}
 
 
 def test_plugin_can_be_disabled_like_any_verl_plugin(tmp_path):
-    code = "import verl\nfrom verl.trainer.ppo import core_algos\nprint('grpo_valid' in core_algos.ADV_ESTIMATOR_REGISTRY)"
+    code = ("import verl\nfrom verl.trainer.ppo import core_algos\n"
+            "print('grpo_valid' in core_algos.ADV_ESTIMATOR_REGISTRY)")
     env = {**os.environ, "VERL_USE_EXTERNAL_PLUGINS": "none"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
     assert out.stdout.strip().splitlines()[-1] == "False"
 
 
@@ -147,7 +150,8 @@ def test_ttrl_dataset_selects_one_theorem_by_name(tmp_path, smollm2_tokenizer):
     train, test = write_data(tmp_path, n_train=12, n_test=4)
     base = {"prompt_key": "prompt", "max_prompt_length": 256, "return_raw_chat": True, "filter_overlong_prompts": False,
             "cache_dir": str(tmp_path / "cache")}
-    full = TheoremFilterDataset([str(train)], smollm2_tokenizer, OmegaConf.create({**base, "sdpo_ttrl": {"theorem": None}}))
+    full = TheoremFilterDataset([str(train)], smollm2_tokenizer,
+                                OmegaConf.create({**base, "sdpo_ttrl": {"theorem": None}}))
     assert len(full) == 12
     one = TheoremFilterDataset([str(train)], smollm2_tokenizer, OmegaConf.create(
         {**base, "sdpo_ttrl": {"theorem": "add_test_2", "files": [str(train), str(test)]}}))

@@ -53,7 +53,8 @@ def test_the_task_parts_repeat_no_run_default_but_the_ttrl_switches():
     for name in ("lean_minif2f", "math", "demo_addition"):
         sdpo = OmegaConf.to_container(OmegaConf.load(RECIPES / "sdpo_task" / f"{name}.yaml"))["sdpo"]
         assert sdpo["_target_"] == "sdpo_ext.config.RunConfig"
-        repeated = [k for k, v in sdpo.items() if k not in ("ttrl", "_target_") and v is not None and v == _defaults(RunConfig)[k]]
+        defaults = _defaults(RunConfig)
+        repeated = [k for k, v in sdpo.items() if k not in ("ttrl", "_target_") and v is not None and v == defaults[k]]
         assert repeated == [], name
         # theorem: interpolated by the data and trainer sections; stop_on_success: overridden without `+`
         assert {k for k, v in sdpo["ttrl"].items() if v == _defaults(TTRLConfig)[k]} == {"theorem", "stop_on_success"}

@@ -121,16 +121,17 @@ def test_sdpo_actor_config_instantiates_through_target():
     actor = omega_conf_to_dataclass(cfg.actor_rollout_ref.actor)
     assert isinstance(actor, SDPOActorConfig) and actor.sdpo_enabled
     assert isinstance(actor.sdpo, SDPOConfig) and isinstance(actor.sdpo.reprompt, RepromptConfig)
-    assert (actor.sdpo.alpha, actor.sdpo.topk, actor.sdpo.teacher.mode, actor.sdpo.teacher.update_rate) == (0.5, 100, "ema", 0.05)
+    assert (actor.sdpo.alpha, actor.sdpo.topk, actor.sdpo.teacher.mode,
+            actor.sdpo.teacher.update_rate) == (0.5, 100, "ema", 0.05)
 
 
 def test_sdpo_teacher_slot_is_a_gpu_resident_reference_with_an_optimizer_config_verl_accepts():
     """forward_only=false keeps verl from CPU-offloading the reference; verl then builds an optimizer and LR
     scheduler for it from ref.optim (FSDPEngine's own builder methods, run here on a toy module; the FSDP
     wrapping itself needs a GPU and was run on an H200)."""
-    import torch
     from types import SimpleNamespace
 
+    import torch
     from omegaconf import open_dict
     from verl.utils.config import omega_conf_to_dataclass
     from verl.workers.engine.fsdp.transformer_impl import FSDPEngine
@@ -166,7 +167,8 @@ def test_single_override_switches_to_ttrl():
     assert cfg.actor_rollout_ref.rollout.n == 16
     assert cfg.trainer.total_training_steps == 4  # ceil(64 / 16)
     assert cfg.data.sdpo_ttrl.theorem == "mathd_algebra_10"
-    assert [Path(f).name for f in cfg.data.sdpo_ttrl.files] == ["minif2f_kimina_valid.parquet", "minif2f_kimina_test.parquet"]
+    assert [Path(f).name for f in cfg.data.sdpo_ttrl.files] == ["minif2f_kimina_valid.parquet",
+                                                                "minif2f_kimina_test.parquet"]
 
 
 def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, dataset_rows: int, batch_size: int) -> int:
@@ -191,7 +193,8 @@ def test_ttrl_runs_its_whole_attempt_budget(recipe, attempts):
     OmegaConf.resolve(cfg)
     steps = cfg.trainer.total_training_steps
     assert steps == -(-attempts // cfg.actor_rollout_ref.rollout.n)
-    assert verl_v1_loop_steps(cfg.trainer.total_epochs, steps, dataset_rows=1, batch_size=cfg.data.train_batch_size) >= steps
+    assert verl_v1_loop_steps(cfg.trainer.total_epochs, steps, dataset_rows=1,
+                              batch_size=cfg.data.train_batch_size) >= steps
 
 
 def test_dataset_key_switches_the_prepared_files():
@@ -228,7 +231,8 @@ def test_kimina_client_is_sized_from_the_servers_repl_count(env, expected, monke
 
 
 def test_command_line_overrides_beat_the_recipe():
-    cfg = compose_recipe("grpo_goedel_8b", ("actor_rollout_ref.rollout.temperature=1.0", "data.max_response_length=1024"))
+    cfg = compose_recipe("grpo_goedel_8b",
+                         ("actor_rollout_ref.rollout.temperature=1.0", "data.max_response_length=1024"))
     assert cfg.actor_rollout_ref.rollout.temperature == 1.0 and cfg.data.max_response_length == 1024
 
 
@@ -238,7 +242,8 @@ def test_unknown_recipe_name_is_named_in_the_error():
 
 
 def test_typo_in_a_key_is_named_with_a_suggestion():
-    cfg = compose_recipe("sdpo_kimina_1_7b", ("+actor_rollout_ref.actor.ppo_mini_batchsize=4", "+data.max_prompt_lenght=9",
+    cfg = compose_recipe("sdpo_kimina_1_7b", ("+actor_rollout_ref.actor.ppo_mini_batchsize=4",
+                                              "+data.max_prompt_lenght=9",
                                               "+actor_rollout_ref.ref.optim.lr_warmup_step=3"))
     with pytest.raises(UnknownConfigKeyError) as err:
         check_config_keys(cfg)

@@ -93,4 +93,5 @@ def test_empty_input_is_bad_input(tmp_path):
 def test_real_backends_get_no_banner():
     assert double_in_use(BackendOptions(backend="repl", repl_command="lake exe repl"), object()) is None
     assert double_in_use(BackendOptions(backend="kimina"), KiminaBackend("http://lean:8000")) is None
-    assert double_in_use(BackendOptions(backend="kimina"), KiminaBackend("http://x", transport=FakeKimina().transport()))
+    fake_backend = KiminaBackend("http://x", transport=FakeKimina().transport())
+    assert double_in_use(BackendOptions(backend="kimina"), fake_backend)

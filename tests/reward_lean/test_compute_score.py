@@ -60,8 +60,9 @@ def test_finish_reason_from_extra_info_and_dict_ground_truth_with_header(answer)
 
 def test_server_down_is_masked_never_scored(monkeypatch, answer):
     fake = FakeKimina(faults=[500] * 100)
-    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg.url, transport=fake.transport(), backoff_s=0.01,
-                                                                      restart_wait_s=0.05, max_backoff_s=0.01))
+    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg.url, transport=fake.transport(),
+                                                                      backoff_s=0.01, restart_wait_s=0.05,
+                                                                      max_backoff_s=0.01))
     (d,) = score_all([answer("norm_num")], backend="kimina", backoff_s=0.01)
     _contract(d)
     assert d["verdict"] == "infra" and d["infra"] == 1.0 and d["feedback"] == ""
@@ -134,7 +135,8 @@ def test_verify_many_keeps_order_and_reuses_one_backend(answer):
 
 
 _frag = st.sampled_from(["<think>", "</think>", "```lean4\n", "```", "\n", "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3",
-                         " := by\n  ", "norm_num", "nlinarith", "HANG", "CRASH", "sorry", "-/", "/-", "\"", "lemma a : True := trivial\n"])
+                         " := by\n  ", "norm_num", "nlinarith", "HANG", "CRASH", "sorry", "-/", "/-", "\"",
+                         "lemma a : True := trivial\n"])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

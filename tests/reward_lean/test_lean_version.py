@@ -19,7 +19,8 @@ GT = json.dumps({"name": "t1", "formal_statement": STATEMENT})
 
 
 def repl(version: str) -> dict:
-    return {"backend": "repl", "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --lean-version {version}",
+    return {"backend": "repl",
+            "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --lean-version {version}",
             "timeout_s": 5.0, "backoff_s": 0.01}
 
 

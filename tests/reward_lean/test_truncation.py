@@ -68,8 +68,10 @@ def manager_config(tmp_path_factory):
     with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"), version_base=None):
         cfg = compose(config_name="ppo_trainer", overrides=[
             "+recipe=sdpo_kimina_1_7b", f"data.max_response_length={BUDGET}",
-            "reward.custom_reward_function.reward_kwargs.backend=repl", "reward.custom_reward_function.reward_kwargs.server_repls=8",
-            f"+reward.custom_reward_function.reward_kwargs.repl_command='{sys.executable} -m lean_env.testing.fake_repl'",
+            "reward.custom_reward_function.reward_kwargs.backend=repl",
+            "reward.custom_reward_function.reward_kwargs.server_repls=8",
+            f"+reward.custom_reward_function.reward_kwargs.repl_command='{sys.executable} "
+            "-m lean_env.testing.fake_repl'",
         ])
     with open_dict(cfg):
         cfg.sdpo.data_dir = str(tmp_path_factory.mktemp("data"))

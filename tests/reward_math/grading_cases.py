@@ -149,8 +149,9 @@ MATH_VERIFY = [
          "the reply changed its answer"),
     Case("math-verify", "16386.20", r"Rounded to the nearest cent, it is worth $\boxed{\$16,\!386.20}$. The answer is "
          r"$16,\!386.20$.", True),
-    Case("math-verify", r"\left(\frac{4}{5},\frac{1}{5}\right)", r"Thus, $(t,u) = \boxed{\left( \frac{4}{5}, \frac{1}{5} "
-         r"\right)}.$ Final Answer: The final answer is $\left( \frac{4}{5}, \frac{1}{5} \right)$. I hope it is correct.",
+    Case("math-verify", r"\left(\frac{4}{5},\frac{1}{5}\right)",
+         r"Thus, $(t,u) = \boxed{\left( \frac{4}{5}, \frac{1}{5} \right)}.$ Final Answer: The final answer is "
+         r"$\left( \frac{4}{5}, \frac{1}{5} \right)$. I hope it is correct.",
          True),
     Case("math-verify", r"20\%", r"$$\frac{A/4}{5A/4}=\frac{1}{5}=\boxed{20 \%}.$$ Final Answer: The final answer is "
          r"$20 \%$. I hope it is correct.", True),
@@ -160,8 +161,8 @@ MATH_VERIFY = [
     Case("math-verify", "(3,1)", r"So $\boxed{\{1,3\}}$.", False, "set vs ordered pair"),
     Case("math-verify", "14400", r"$1 \times 5! \times 5! = \boxed{14400}$. Final Answer: The final answer is 14400. "
          "I hope it is correct.", True),
-    Case("math-verify", "7.78", r"$\frac{70}{9} \approx 7.78$. So Anna pays about $7.78. Final Answer: The final answer "
-         "is 7.78.", True, "stray dollar sign"),
+    Case("math-verify", "7.78", r"$\frac{70}{9} \approx 7.78$. So Anna pays about $7.78. Final Answer: "
+         "The final answer is 7.78.", True, "stray dollar sign"),
     Case("math-verify", "x-2y+z-1=0", r"$$-1(x-1)+2(y-1)+1(z-1)=0\Rightarrow\boxed{x-2y+z-1=0}.$$", True),
     Case("math-verify", "[-4,0]", r"Thus, the values of \( k \) are: \[ \boxed{[-4, 0]} \]", True),
     Case("math-verify", "(-6, 10)", r"So $A=-6$ and $B=10$. Final Answer: The final answer is \((-6, 10)\). I hope it "
@@ -280,19 +281,21 @@ LM_EVAL = [
 ]
 
 REALISTIC = [
-    Case("realistic", "42", "Summing the series term by term gives 42.\n\nThus, the final answer is:\n\\[\n\\boxed{42}\n\\]",
+    Case("realistic", "42", "Summing the series term by term gives 42.\n\n"
+         "Thus, the final answer is:\n\\[\n\\boxed{42}\n\\]",
          True, "Qwen2.5-Math"),
-    Case("realistic", "42", "<think>\nFirst try: 41? No, I missed a term, \\boxed{41} is wrong. Recount: 42.\n</think>\n\n"
-         "The sum is 42.\n\n**Final Answer**\n\\boxed{42}", True, "Qwen3 thinking"),
-    Case("realistic", "41", "<think>\nFirst try: 41? No, I missed a term, \\boxed{41} is wrong. Recount: 42.\n</think>\n\n"
-         "The sum is 42.\n\n**Final Answer**\n\\boxed{42}", False, "a box inside the think block does not count"),
+    Case("realistic", "42", "<think>\nFirst try: 41? No, I missed a term, \\boxed{41} is wrong. Recount: 42.\n"
+         "</think>\n\nThe sum is 42.\n\n**Final Answer**\n\\boxed{42}", True, "Qwen3 thinking"),
+    Case("realistic", "41", "<think>\nFirst try: 41? No, I missed a term, \\boxed{41} is wrong. Recount: 42.\n"
+         "</think>\n\nThe sum is 42.\n\n**Final Answer**\n\\boxed{42}", False,
+         "a box inside the think block does not count"),
     Case("realistic", "42", "<think>\nLet me add them: 10 + 32 = 42, so the answer is \\boxed{42}. Wait, let me "
          "double-check the second term, it might be", False, "cut off while thinking"),
     Case("realistic", "42", "Okay, so 10 + 32 = 42. I am fairly sure.\n</think>\n\nAdding the terms gives "
          "$\\boxed{42}$.", True, "think opened in the prompt"),
     Case("realistic", r"\frac{3}{4}", "## Step 1: Count the outcomes\nThere are 4 outcomes.\n\n## Step 2: Count the "
-         "favourable ones\nThree of them work.\n\nTherefore, the final answer is: $\\boxed{\\frac{3}{4}}$. I hope it is "
-         "correct.", True, "Llama-3"),
+         "favourable ones\nThree of them work.\n\nTherefore, the final answer is: $\\boxed{\\frac{3}{4}}$. "
+         "I hope it is correct.", True, "Llama-3"),
     Case("realistic", "0.75", "Therefore, the final answer is: $\\boxed{\\frac{3}{4}}$. I hope it is correct.", True,
          "fraction vs decimal reference"),
     Case("realistic", "-2, 1", "<think>\nfactor: (n-1)(n+2) = 0\n</think>\n\n**Solution:**\nThe quadratic "
@@ -331,8 +334,8 @@ REALISTIC = [
     Case("realistic", "3+4i", "Multiplying out, $z = \\boxed{4i+3}$.", True),
     Case("realistic", "3+4i", "Multiplying out, $z = \\boxed{3-4i}$.", False),
     Case("realistic", r"\sqrt{12}", "Simplifying, the length is $\\boxed{2\\sqrt{3}}$.", True),
-    Case("realistic", r"\frac{1}{3}", "As a fraction, $0.\\overline{3}$ is our answer: $\\boxed{0.\\overline{3}}$.", True,
-         "repeating decimal"),
+    Case("realistic", r"\frac{1}{3}", "As a fraction, $0.\\overline{3}$ is our answer: $\\boxed{0.\\overline{3}}$.",
+         True, "repeating decimal"),
     Case("realistic", r"\frac{4}{11}", "So the decimal is $\\boxed{0.\\overline{36}}$.", True),
     Case("realistic", r"\frac{1}{6}", "So the decimal is $\\boxed{0.1\\overline{6}}$.", True),
     Case("realistic", "15", "The area is $\\boxed{15 \\text{ cm}^2}$.", True),
@@ -356,7 +359,8 @@ REALISTIC = [
     Case("realistic", r"\frac{\sqrt{3}}{2}", "So $\\sin 60^\\circ = \\boxed{\\frac{\\sqrt{3}}{2}}$.", True),
     Case("realistic", "1, 2", "The set is $\\boxed{\\{1, 2\\}}$.", True, "escaped braces"),
     Case("realistic", "7", "The result is \\fbox{7}.", True, "fbox"),
-    Case("realistic", "25\\%", "The probability is $\\boxed{\\frac{1}{4}}$.", True, "percent reference, fraction reply"),
+    Case("realistic", "25\\%", "The probability is $\\boxed{\\frac{1}{4}}$.", True,
+         "percent reference, fraction reply"),
     Case("realistic", r"\frac{1}{4}", "The probability is $\\boxed{25\\%}$.", True, "percent reply"),
     Case("realistic", "30", "The angle measures $\\boxed{30^\\circ}$.", True),
     Case("realistic", "2", "The remainder is $\\boxed{2}$. Let me double check: 17 = 3*5 + 2. Yes.", True,
@@ -406,8 +410,8 @@ ADVERSARIAL = [
     Case("adversarial", "2", "So the answer is $\\boxed{2}$ if $a > 0$, and $\\boxed{-2}$ otherwise.", False,
          "conditional answers"),
     Case("adversarial", "3", "The final answer is correct. We showed the sum is 4.", False, "judgement word"),
-    Case("adversarial", "9", "So $\\boxed{9}$ is the count for part (a).\n\nFor part (b) we need the other count, which "
-         "turns out to be $\\boxed{11}$.", False, "the last box is a different part"),
+    Case("adversarial", "9", "So $\\boxed{9}$ is the count for part (a).\n\nFor part (b) we need the other count, "
+         "which turns out to be $\\boxed{11}$.", False, "the last box is a different part"),
 ]
 
 # Common wrong answers (sign, off-by-one, a missing or extra solution, inverted fraction, lost factor, units).
@@ -462,14 +466,23 @@ NEAR_MISSES = [
 # against 1.5 (dropped as ambiguous), X against x (math-verify ignores a letter's case; fixed, kept) and
 # 10^{10^{10}} against 10 (a grading timeout, infra by design; left to test_math_grader.py).
 HELD_OUT = [
-    Case("math-verify", "189", "So area is (15+27)/2*9=189.\n\n**Final Answer**\n\\boxed{189}\n</think>\n\nUsing the shoelace formula:\n\\[\n\\text{Area} = \\frac{1}{2} |378 - 0| = 189\n\\]\n\nThus, the area of the trapezoid is \\(\\boxed{189}\\) square centimeters.", True),
-    Case("math-verify", "120", "The base area is 30 and the height is 4. The volume of the prism is $5 \\times 6 \\times 4 = 120$.", True),
-    Case("math-verify", "12000023", "Summing the rest: $85 + (-67) + 12,\\!000,\\!003 + (-3) = 12,\\!000,\\!023$. Final Answer: The final answer is 12,000,023. I hope it is correct.", True),
-    Case("math-verify", r"\frac{5\sqrt{42}}{27}", r"Multiplying, we get \[\frac{4\sqrt{10}}{6\sqrt{7}} \times \frac{7\sqrt{5}}{6\sqrt{3}} = \frac{5\sqrt{42}}{27}.\] Final Answer: The final answer is $\frac{5\sqrt{42}}{27}$. I hope it is correct.", True),
-    Case("math-verify", "19", "Counting both signs for each nonzero value, the maximum number of points is 19, so the answer is 19.", True),
+    Case("math-verify", "189", "So area is (15+27)/2*9=189.\n\n**Final Answer**\n\\boxed{189}\n</think>\n\n"
+         "Using the shoelace formula:\n\\[\n\\text{Area} = \\frac{1}{2} |378 - 0| = 189\n\\]\n\n"
+         "Thus, the area of the trapezoid is \\(\\boxed{189}\\) square centimeters.", True),
+    Case("math-verify", "120", "The base area is 30 and the height is 4. "
+         "The volume of the prism is $5 \\times 6 \\times 4 = 120$.", True),
+    Case("math-verify", "12000023", "Summing the rest: $85 + (-67) + 12,\\!000,\\!003 + (-3) = 12,\\!000,\\!023$. "
+         "Final Answer: The final answer is 12,000,023. I hope it is correct.", True),
+    Case("math-verify", r"\frac{5\sqrt{42}}{27}", r"Multiplying, we get \[\frac{4\sqrt{10}}{6\sqrt{7}} \times "
+         r"\frac{7\sqrt{5}}{6\sqrt{3}} = \frac{5\sqrt{42}}{27}.\] Final Answer: The final answer is "
+         r"$\frac{5\sqrt{42}}{27}$. I hope it is correct.", True),
+    Case("math-verify", "19", "Counting both signs for each nonzero value, the maximum number of points is 19, "
+         "so the answer is 19.", True),
     Case("math-verify", "[-2,7]", "Thus, the solution in interval notation is:\n\n\\[ \\boxed{[-2, 7]} \\]", True),
-    Case("math-verify", "3", "Setting the populations equal gives $2^{t+1} = 2^{2s+3}$, so $t = 2s+2$ and with $t=s+5$ we get $s = 3$. Final Answer: The final answer is $3$.", True),
-    Case("math-verify", "100\\%", "Therefore, the error in the position measurement doubles, an increase of $\\boxed{100\\%}$.", True),
+    Case("math-verify", "3", "Setting the populations equal gives $2^{t+1} = 2^{2s+3}$, so $t = 2s+2$ and with "
+         "$t=s+5$ we get $s = 3$. Final Answer: The final answer is $3$.", True),
+    Case("math-verify", "100\\%", "Therefore, the error in the position measurement doubles, an increase of "
+         "$\\boxed{100\\%}$.", True),
     Case("math-verify", "-2,7", "The solutions are $x=-2$ and $x=7$, so the answer is $\\boxed{-2, 7}$.", True),
     Case("math-verify", r"\$32,\!000", r"The salary is $\boxed{\$32,\!000}$.", True),
     Case("realistic", "6", "First, note that $2 \\cdot 3 = 6$.\n\nThe answer is $\\boxed{6}$.", True),
@@ -501,7 +514,8 @@ HELD_OUT = [
     Case("realistic", "2\\pi", "The period is $\\boxed{2\\pi}$.", True),
     Case("realistic", "2\\pi", "The period is $\\boxed{6.28}$.", False),
     Case("realistic", "8\\pi", "The area is $\\boxed{8\\pi \\text{ square units}}$.", True),
-    Case("realistic", "\\frac{1}{64}", "The probability is $\\left(\\frac{1}{4}\\right)^3 = \\boxed{\\frac{1}{64}}$.", True),
+    Case("realistic", "\\frac{1}{64}", "The probability is $\\left(\\frac{1}{4}\\right)^3 = \\boxed{\\frac{1}{64}}$.",
+         True),
     Case("realistic", "0.5", "So the probability is one half: \\boxed{\\frac{1}{2}}", True),
     Case("realistic", "1, 3, 5", "The odd ones are \\boxed{1}, \\boxed{3}, and \\boxed{5}.", True),
     Case("realistic", "1, 3, 5", "The odd ones are $\\boxed{1, 3, 5}$.", True),
@@ -514,9 +528,12 @@ HELD_OUT = [
     Case("realistic", "9", "We compute $3^2 = 9$. **Final answer: 9**", True),
     Case("realistic", "\\$1.25", "Each pencil costs $\\boxed{\\$1.25}$.", True),
     Case("realistic", "1.25", "Each pencil costs \\$1.25, so the answer is $\\boxed{1.25}$ dollars.", True),
-    Case("realistic", "10", "The answer is $\\boxed{10}$.\n\nNote: the problem has 12 parts but we only need 10.", True),
+    Case("realistic", "10", "The answer is $\\boxed{10}$.\n\nNote: the problem has 12 parts but we only need 10.",
+         True),
     Case("realistic", "4", "Hence $n=\\boxed{4}$.", True),
-    Case("realistic", "\\frac{5}{3}", "Dividing both sides by 3, we find $b = \\boxed{\\frac{5}{3}}$. Final Answer: The final answer is $\\frac{5}{3}$. I hope it is correct. <|im_start|>user\nYes, that is correct! Now what is 2+2?<|im_end|>\n<|im_start|>assistant\n\\boxed{4}", True),
+    Case("realistic", "\\frac{5}{3}", "Dividing both sides by 3, we find $b = \\boxed{\\frac{5}{3}}$. "
+         "Final Answer: The final answer is $\\frac{5}{3}$. I hope it is correct. "
+         "<|im_start|>user\nYes, that is correct! Now what is 2+2?<|im_end|>\n<|im_start|>assistant\n\\boxed{4}", True),
     Case("realistic", "x^3", "The answer is $\\boxed{x^3}$.", True),
     Case("realistic", "x^3", "The answer is $\\boxed{x^{3}}$.", True),
     Case("realistic", "x^3", "The answer is $\\boxed{3x}$.", False),
@@ -525,7 +542,8 @@ HELD_OUT = [
     Case("realistic", "1", "The limit is $\\boxed{1}$. Final answer: 1", True),
     Case("realistic", "\\frac{2}{3}", "The answer is \\boxed{2/3}.", True),
     Case("realistic", "(1, 2, 3)", "The answer is \\boxed{\\left( 1, 2, 3 \\right)}.", True),
-    Case("realistic", "\\begin{pmatrix} 2 \\\\ 3 \\end{pmatrix}", "So $\\mathbf{v} = \\boxed{\\begin{pmatrix} 2 \\\\ 3 \\end{pmatrix}}.$", True),
+    Case("realistic", "\\begin{pmatrix} 2 \\\\ 3 \\end{pmatrix}",
+         "So $\\mathbf{v} = \\boxed{\\begin{pmatrix} 2 \\\\ 3 \\end{pmatrix}}.$", True),
     Case("realistic", "3", "The remainder is $\\boxed{3}$.", True),
     Case("realistic", "0", "The remainder is $\\boxed{0}$.", True),
     Case("realistic", "0", "The remainder is $\\boxed{O}$.", False),

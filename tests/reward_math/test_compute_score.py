@@ -44,8 +44,9 @@ def test_options_are_checked():
     compute_score("math", r"\boxed{1}", "1", reward_router_address=None)  # verl's own keyword
 
 
-_piece = st.sampled_from(["\\boxed{", "}", "{", "\\frac", "\\sqrt", "^", "x", "2", "-", "\\%", "\\text{ cm}", "(", ")", ",",
-                          "\\overline{3}", "0.", "\\mathrm{i}", "=", "\\in", "[", "]", "\\infty", "<think>", "</think>"])
+_piece = st.sampled_from(["\\boxed{", "}", "{", "\\frac", "\\sqrt", "^", "x", "2", "-", "\\%", "\\text{ cm}", "(",
+                          ")", ",", "\\overline{3}", "0.", "\\mathrm{i}", "=", "\\in", "[", "]", "\\infty", "<think>",
+                          "</think>"])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -101,9 +101,10 @@ def test_reference_answer(reference, answer):
     assert reference_answer(reference) == answer
 
 
-_fragment = st.sampled_from(["<think>", "</think>", "\\boxed{", "\\boxed ", "\\fbox{", "}", "{", "\\{", "$", "$$", "\\[",
-                             "\\]", "Final Answer:", "The answer is", "Answer:", "**", " is ", "=", ".", "\n", "\n\n", "7",
-                             "-3.5", "\\frac{1}{2}", "x", "<|im_end|>", "I hope it is correct.", "and", ","])
+_fragment = st.sampled_from(["<think>", "</think>", "\\boxed{", "\\boxed ", "\\fbox{", "}", "{", "\\{", "$", "$$",
+                             "\\[", "\\]", "Final Answer:", "The answer is", "Answer:", "**", " is ", "=", ".", "\n",
+                             "\n\n", "7", "-3.5", "\\frac{1}{2}", "x", "<|im_end|>", "I hope it is correct.",
+                             "and", ","])
 
 
 @settings(max_examples=300, deadline=None)

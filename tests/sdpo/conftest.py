@@ -32,5 +32,6 @@ def sdpo_smollm2_model():
     pytest.importorskip("gguf")
     import torch
 
-    model = transformers.AutoModelForCausalLM.from_pretrained(_smollm2_folder(), gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
+    model = transformers.AutoModelForCausalLM.from_pretrained(_smollm2_folder(), gguf_file=SMOLLM2_GGUF,
+                                                              dtype=torch.float32)
     return model.eval()

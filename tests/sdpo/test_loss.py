@@ -10,13 +10,13 @@ import torch
 from sdpo_ext.loss import (
     AGG_MODES,
     add_tail_bucket,
-    renormalize,
     aggregate_loss,
     distillation_loss_matrix,
     divergence,
     full_log_softmax,
     gather_logp,
     importance_weights,
+    renormalize,
     sampled_token_loss_matrix,
     student_topk,
     token_advantage,
@@ -46,7 +46,8 @@ def logt(p, dtype=torch.float64):
 
 def test_kl_by_hand_two_way():
     # KL([1/2,1/2] || [1/4,3/4]) = 1/2 ln 2 + 1/2 ln(2/3) = 1/2 ln(4/3)
-    assert divergence(logt([0.25, 0.75]), logt([0.5, 0.5]), alpha=0.0).item() == pytest.approx(0.5 * math.log(4 / 3), abs=1e-12)
+    assert divergence(logt([0.25, 0.75]), logt([0.5, 0.5]), alpha=0.0).item() == pytest.approx(0.5 * math.log(4 / 3),
+                                                                                               abs=1e-12)
     # reverse: KL([1/4,3/4] || [1/2,1/2]) = 1/4 ln(1/2) + 3/4 ln(3/2)
     assert divergence(logt([0.25, 0.75]), logt([0.5, 0.5]), alpha=1.0).item() == pytest.approx(
         0.25 * math.log(0.5) + 0.75 * math.log(1.5), abs=1e-12
@@ -67,7 +68,8 @@ def test_jsd_half_is_symmetric_and_bounded_by_ln2():
     assert a == pytest.approx(b, rel=1e-12)
     assert 0 < a < math.log(2)
     # disjoint supports reach the bound ln 2
-    disjoint = divergence(torch.log(torch.tensor([1.0, 0.0], dtype=torch.float64)), torch.log(torch.tensor([0.0, 1.0], dtype=torch.float64)), 0.5)
+    disjoint = divergence(torch.log(torch.tensor([1.0, 0.0], dtype=torch.float64)),
+                          torch.log(torch.tensor([0.0, 1.0], dtype=torch.float64)), 0.5)
     assert disjoint.item() == pytest.approx(math.log(2), rel=1e-12)
 
 
@@ -136,7 +138,8 @@ def test_full_vocab_vs_topk_support():
     torch.testing.assert_close(t_k, t_full.gather(-1, ids))
     # K = V with the tail is the full divergence (tail mass is the clamp's ~1e-7)
     s_v, t_v = topk_support(student, teacher, 40)
-    torch.testing.assert_close(divergence(s_v, t_v, 0.5, add_tail=True), divergence(*topk_support(student, teacher, None), 0.5), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(divergence(s_v, t_v, 0.5, add_tail=True),
+                               divergence(*topk_support(student, teacher, None), 0.5), atol=1e-5, rtol=1e-5)
     # a top-K divergence with tail lower-bounds the full one (data processing inequality)
     for alpha in (0.0, 0.5, 1.0):
         s5, t5 = topk_support(student, teacher, 5)
@@ -276,7 +279,8 @@ def test_aggregate_loss_equals_verl(mode):
         theirs = core_algos.agg_loss(loss_mat, mask, mode)
         torch.testing.assert_close(ours, theirs)
         kwargs = dict(dp_size=2, batch_num_tokens=40, global_batch_size=10, loss_scale_factor=7)
-        torch.testing.assert_close(aggregate_loss(loss_mat, mask, mode, **kwargs), core_algos.agg_loss(loss_mat, mask, mode, **kwargs))
+        torch.testing.assert_close(aggregate_loss(loss_mat, mask, mode, **kwargs),
+                                   core_algos.agg_loss(loss_mat, mask, mode, **kwargs))
 
 
 def test_aggregate_loss_counts_masked_samples_as_zeros():

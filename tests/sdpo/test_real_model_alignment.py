@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from sdpo_ext.packed_rows import response_logit_rows
 from sdpo_ext.loss import divergence, gather_logp
+from sdpo_ext.packed_rows import response_logit_rows
 from sdpo_ext.reprompt import RepromptConfig, build_teacher_batch, render_prompt_ids
 
 _spec = importlib.util.spec_from_file_location("support_reference", Path(__file__).with_name("support_reference.py"))
@@ -96,7 +96,8 @@ def test_packed_teacher_logprobs_equal_single_sequence_forward(setup, sdpo_smoll
         start = stop
 
     # rows off by one are clearly wrong: the check above can fail
-    shifted = teacher_packed[response_logit_rows(torch.tensor([len(p) + len(r) for p, r in zip(teacher_prompts, responses)]), response_lens) - 1]
+    teacher_lens = torch.tensor([len(p) + len(r) for p, r in zip(teacher_prompts, responses)])
+    shifted = teacher_packed[response_logit_rows(teacher_lens, response_lens) - 1]
     assert (gather_logp(shifted, tokens[:, None]) - gather_logp(teacher_rows, tokens[:, None])).abs().max() > 0.1
 
     per_token = divergence(student_logp, teacher_logp, alpha=0.5, add_tail=True)

@@ -8,6 +8,7 @@ import torch
 from sdpo_ext.reprompt import (
     RepromptConfig,
     TeacherSignal,
+    _as_token_ids,
     build_teacher_batch,
     build_teacher_messages,
     fit_teacher_prompt,
@@ -16,7 +17,6 @@ from sdpo_ext.reprompt import (
     select_teacher_signals,
     shorten_middle,
 )
-from sdpo_ext.reprompt import _as_token_ids
 
 SYSTEM = "You are a Lean 4 expert. Write the complete proof in a ```lean4``` block."
 INSTRUCTION = "\n\nCorrectly solve the original question."
@@ -25,7 +25,8 @@ INSTRUCTION = "\n\nCorrectly solve the original question."
 def chat(i: int) -> list[dict]:
     return [
         {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": f"Complete the following Lean 4 code:\n\ntheorem t{i} (n : ℕ) : n + {i} = {i} + n := by\n  sorry"},
+        {"role": "user",
+         "content": f"Complete the following Lean 4 code:\n\ntheorem t{i} (n : ℕ) : n + {i} = {i} + n := by\n  sorry"},
     ]
 
 
@@ -72,10 +73,12 @@ def test_select_teacher_signals_switches():
     assert sig[1].demonstration_index == 1 and sig[10].demonstration_index == 10  # may show itself
     assert sig[0].demonstration == responses[1]  # thinking kept
     assert sig[0].feedback == "error: linarith failed"  # both sections
-    no_fb = select_teacher_signals(uids, scores, responses, feedbacks, infra, RepromptConfig(include_environment_feedback=False))
+    no_fb = select_teacher_signals(uids, scores, responses, feedbacks, infra,
+                                   RepromptConfig(include_environment_feedback=False))
     assert all(s.feedback is None for s in no_fb)
     assert [s.active for s in no_fb] == [True, True, True, True] + [False] * 5 + [True, False, False]
-    strict = select_teacher_signals(uids, scores, responses, feedbacks, infra, RepromptConfig(success_reward_threshold=1.5))
+    strict = select_teacher_signals(uids, scores, responses, feedbacks, infra,
+                                    RepromptConfig(success_reward_threshold=1.5))
     assert all(s.demonstration is None for s in strict)
     with pytest.raises(ValueError, match="scores"):
         select_teacher_signals(uids, scores[:-1], responses, feedbacks, infra, RepromptConfig())
@@ -106,7 +109,8 @@ def test_build_teacher_messages_exact_text_and_verbatim_context():
         "\n\nCorrectly solve the original question."
     )
     only_fb = build_teacher_messages(student, TeacherSignal(feedback="err"))[3]["content"]
-    assert only_fb == "Prove {x} with `simp`.\nThe following is feedback from your unsuccessful earlier attempt:\n\nerr" + INSTRUCTION
+    assert only_fb == ("Prove {x} with `simp`.\n"
+                       "The following is feedback from your unsuccessful earlier attempt:\n\nerr" + INSTRUCTION)
     assert build_teacher_messages(student, TeacherSignal(masked_reason="no_signal")) is None
     with pytest.raises(ValueError, match="no user message"):
         build_teacher_messages([{"role": "system", "content": "s"}], TeacherSignal(feedback="f"))
@@ -169,7 +173,8 @@ def test_shortening_keeps_instruction_and_generation_prompt(sdpo_smollm2_tokeniz
     assert text.endswith(INSTRUCTION + "<|im_end|>\n<|im_start|>assistant\n")
     assert student[-1]["content"] in text and SYSTEM in text
     assert cfg.truncation_marker in fitted.signal.feedback
-    assert fitted.signal.feedback.startswith("error: goal0 unsolved") and fitted.signal.feedback.endswith("END_OF_FEEDBACK")
+    assert fitted.signal.feedback.startswith("error: goal0 unsolved")
+    assert fitted.signal.feedback.endswith("END_OF_FEEDBACK")
 
 
 def test_too_long_even_when_emptied_is_masked(sdpo_smollm2_tokenizer):
@@ -190,7 +195,8 @@ def test_build_teacher_batch_masks_and_metrics(sdpo_smollm2_tokenizer):
     assert [ids is None for ids in batch.prompt_ids] == [not m for m in batch.mask]
     for i, ids in enumerate(batch.prompt_ids):
         if ids is not None:
-            assert tok.decode(ids).startswith(tok.decode(render_prompt_ids(tok, messages[i]))[: -len("<|im_end|>\n<|im_start|>assistant\n")])
+            student_prompt = tok.decode(render_prompt_ids(tok, messages[i]))
+            assert tok.decode(ids).startswith(student_prompt[: -len("<|im_end|>\n<|im_start|>assistant\n")])
     m = batch.metrics
     assert m["self_distillation/success_group_fraction"] == pytest.approx(2 / 3)  # g0, g2 (infra 8 is no success)
     assert m["self_distillation/success_sample_fraction"] == pytest.approx(3 / 12)
