@@ -3,6 +3,7 @@ import concurrent.futures
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -52,9 +53,18 @@ def test_repl_double_bad_rows_after_good_rows_never_hang(tmp_path, answer):
 
 
 def _run_in_thread(argv: list[str]) -> int:
-    """main(argv) with a deadline: a hang fails the test instead of stalling the suite."""
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(main, argv).result(timeout=60)
+    """main(argv) with a deadline: a hang fails the test instead of stalling the suite (a daemon thread, since leaving
+    a ThreadPoolExecutor block would wait for the hung call; one full-suite run hung here on tqdm's write lock)."""
+    result: concurrent.futures.Future = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            result.set_result(main(argv))
+        except BaseException as exc:  # re-raised in the test thread
+            result.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    return result.result(timeout=60)
 
 
 @pytest.fixture
