@@ -1,4 +1,5 @@
-"""The attempt log (sdpo_attempts.log): per-problem attempt counts, infra samples logged without spending one, resume."""
+"""The attempt log (sdpo_attempts.log): per-problem attempt counts, infra samples logged without spending one,
+resume."""
 from __future__ import annotations
 
 from sdpo_attempts.log import AttemptLog
