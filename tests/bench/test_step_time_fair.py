@@ -10,17 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
-import verl
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
 from sdpo_ext.config import sdpo_loss_selected
 from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
 from sdpo_ext.trainer import run_config
+from tests.recipes.test_recipes import compose_recipe
 
 ROOT = Path(__file__).resolve().parents[2]
-VERL_CONFIG_DIR = str(Path(verl.__file__).parent / "trainer" / "config")
 
 
 def write_run(folder: Path, algo: str, step_seconds: list[float], update_s: float) -> None:
@@ -69,10 +66,8 @@ def test_every_benchmark_command_composes_with_known_keys(tmp_path, length):
     commands = sorted((tmp_path / f"r{length}").glob("*_command.txt"))
     assert [c.name for c in commands] == ["grpo_fused_command.txt", "sdpo_command.txt", "srpo_command.txt"]
     for command in commands:
-        overrides = shlex.split(command.read_text())[3:]   # after `python3 -m verl.trainer.main_ppo`
-        GlobalHydra.instance().clear()
-        with initialize_config_dir(config_dir=VERL_CONFIG_DIR, version_base=None):
-            cfg = compose(config_name="ppo_trainer", overrides=overrides)
+        recipe, *overrides = shlex.split(command.read_text())[3:]   # after `python3 -m verl.trainer.main_ppo`
+        cfg = compose_recipe(recipe.removeprefix("+recipe="), tuple(overrides))
         check_config_keys(cfg)   # what SDPOTrainer checks at start, SDPO and GRPO alike
         assert run_config(cfg).full_batch_size == 8
         actor = cfg.actor_rollout_ref.actor

@@ -5,22 +5,14 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-import verl
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
 from sdpo_ext.config import RunConfig, SDPOConfig, SDPOTeacherConfig, TTRLConfig, sdpo_loss_selected
 from sdpo_ext.reprompt import RepromptConfig
 from sdpo_ext.trainer import run_config
+from tests.recipes.test_recipes import compose_recipe
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
-
-
-def compose_recipe(name: str, overrides: tuple[str, ...] = ()):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"), version_base=None):
-        return compose(config_name="ppo_trainer", overrides=[f"+recipe={name}", *overrides])
 
 
 def _defaults(cls) -> dict:

@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import verl  # noqa: F401  (loads the sdpo-lean plugin: resolvers, registries)
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
 from sdpo_ext.startup_checks import check_config_keys
-
-VERL_CONFIG_DIR = str(Path(verl.__file__).parent / "trainer" / "config")
+from tests.recipes import test_recipes
 
 
 def compose_recipe(name: str, overrides: tuple[str, ...] = ()):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=VERL_CONFIG_DIR, version_base=None):
-        cfg = compose(config_name="ppo_trainer", overrides=[f"+recipe={name}", *overrides])
+    """The recipe as main_ppo composes it, key-checked and resolved."""
+    cfg = test_recipes.compose_recipe(name, overrides)
     check_config_keys(cfg)
     OmegaConf.resolve(cfg)
     return cfg

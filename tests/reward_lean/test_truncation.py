@@ -5,14 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-import verl
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf, open_dict
 from tensordict import TensorDict
 from verl import DataProto
@@ -21,6 +17,7 @@ from verl.trainer.ppo.reward import load_reward_manager
 import reward.lean as rl
 from reward.truncation import finish_reason, generation_budget
 from reward.verl_manager import LeanRewardManager
+from tests.recipes.test_recipes import compose_recipe
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by"
 GT = json.dumps({"name": "t1", "formal_statement": STATEMENT + "\n"})
@@ -64,15 +61,12 @@ TODAY = {"kimina": "valid", "goedel": "sorry", "qwen": "valid"}  # what the text
 @pytest.fixture(scope="module")
 def manager_config(tmp_path_factory):
     """The sdpo_kimina_1_7b recipe's reward settings, with the REPL test double as Lean and BUDGET new tokens."""
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"), version_base=None):
-        cfg = compose(config_name="ppo_trainer", overrides=[
-            "+recipe=sdpo_kimina_1_7b", f"data.max_response_length={BUDGET}",
-            "reward.custom_reward_function.reward_kwargs.backend=repl",
-            "reward.custom_reward_function.reward_kwargs.server_repls=8",
-            f"+reward.custom_reward_function.reward_kwargs.repl_command='{sys.executable} "
-            "-m lean_env.testing.fake_repl'",
-        ])
+    cfg = compose_recipe("sdpo_kimina_1_7b", (
+        f"data.max_response_length={BUDGET}",
+        "reward.custom_reward_function.reward_kwargs.backend=repl",
+        "reward.custom_reward_function.reward_kwargs.server_repls=8",
+        f"+reward.custom_reward_function.reward_kwargs.repl_command='{sys.executable} -m lean_env.testing.fake_repl'",
+    ))
     with open_dict(cfg):
         cfg.sdpo.data_dir = str(tmp_path_factory.mktemp("data"))
         cfg.trainer.default_local_dir = str(tmp_path_factory.mktemp("run"))
