@@ -1,12 +1,15 @@
-"""Summarise the step-time runs of bench/run_step_time.sh at several response lengths into step_time_fair.{json,png}.
+"""Summarise bench/run_step_phases.sh into step_time_fair.{json,png}: per response length, each algorithm's step time
+with GRPO at its fastest configuration, and the ratios over it.
 
-    python bench/step_time_fair.py --runs <OUT of run_step_time.sh, holding r2048/, r8192/> \\
-        --out bench/results/step_time_fair --call "<date, device, what ran>"
+    python bench/step_time_fair.py --phases <folder with rollouts.json and phases_<algo>.json> \\
+        --out bench/results/step_time_fair --call "<date, device, command>"
 
-Per length and algorithm (grpo, grpo_fused, sdpo, srpo; whichever ran): `plot_step_time.summarise_algo` (mean of
-steps 2..N per phase, actor and whole-GPU peak memory, the command) plus tokens/s = (prompt + response tokens per
-sample) x samples per step / step seconds. GRPO's figure is its fastest configuration that ran (`grpo_config` names
-it); ratio_<algo>_over_grpo = that algorithm's step time / GRPO's fastest.
+step = generation (measured once per length, the same work for every algorithm) + the algorithm's own phases,
+each the mean of steps 2..N (step 1 is warm-up): driver sample preparation (SDPO: + teacher prompts), old
+log-probs, advantages, actor update (SDPO: + teacher forward and EMA update, nested). tokens/s = prompt + response
+tokens of the step's samples / step seconds. ratio_<algo>_over_grpo = its step / the fastest GRPO configuration's
+(`grpo_config` names it). Not in the step: verl's weight sync to the rollout engine (0.5-0.7 s in the full runs of
+bench/run_step_time.sh, the same for every algorithm), so the ratios are a little above the full-run ones.
 """
 from __future__ import annotations
 
@@ -14,33 +17,66 @@ import argparse
 import json
 from pathlib import Path
 
-from plot_step_time import summarise_algo
-
-GRPO_CONFIGS = {"grpo": "the recipes' GRPO (verl's default log-prob path)",
-                "grpo_fused": "GRPO with actor_rollout_ref.model.use_fused_kernels=true"}
+GRPO_CONFIGS = {"grpo": "GRPO as the recipes run it (no fused kernels)",
+                "grpo_fused": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true)"}
 SDPO_FAMILY = ("sdpo", "srpo")
+PHASES = ("sdpo_prepare", "old_log_prob", "adv", "update_actor")
+NESTED = ("sdpo_teacher_forward", "sdpo_ema_update")
 
 
-def summarise_length(runs: Path, samples_per_step: int) -> dict:
-    """One length's folder (<algo>_metrics.log, <algo>_command.txt, <algo>_smi.csv per algorithm)."""
-    algos = sorted(p.name.removesuffix("_metrics.log") for p in runs.glob("*_metrics.log") if p.stat().st_size)
-    result = {}
-    for algo in algos:
-        row = summarise_algo(runs, algo, None)
-        tokens = row["prompt_length_mean"] + row["response_length_mean"]
-        row["tokens_per_s"] = round(tokens * samples_per_step / row["phase_s"]["step"], 1)
-        result[algo] = row
-    grpo = [a for a in GRPO_CONFIGS if a in result]
-    if not grpo:
-        raise ValueError(f"{runs}: no GRPO run logged a step ({', '.join(algos) or 'none'} did)")
-    fastest = min(grpo, key=lambda a: result[a]["phase_s"]["step"])
-    result["grpo_config"] = GRPO_CONFIGS[fastest]
-    result["grpo_fastest"] = fastest
-    for algo in SDPO_FAMILY:
-        if algo in result:
-            step_s = result[algo]["phase_s"]["step"]
-            result[f"ratio_{algo}_over_grpo"] = round(step_s / result[fastest]["phase_s"]["step"], 3)
-    return result
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 3)
+
+
+def summarise_algo(run: dict, length: str, gen_s: float) -> dict | None:
+    """Mean of steps 2..N per phase; None when fewer than two steps finished."""
+    row = run["lengths"].get(length)
+    if row is None or len(row["iterations"]) < 2:
+        return None
+    measured = row["iterations"][1:]
+    phase_s = {"gen": gen_s}
+    for phase in (*PHASES, *NESTED):
+        if any(phase in it for it in measured):
+            phase_s[phase] = _mean([it.get(phase, 0.0) for it in measured])
+    phase_s["step"] = round(gen_s + sum(phase_s[p] for p in PHASES if p in phase_s), 3)
+    tokens = row["prompt_tokens"] + row["response_tokens"]
+    metrics = row.get("metrics", {})
+    return {
+        "phase_s": phase_s,
+        "steps_averaged": len(measured),
+        "step_s_per_step": [round(gen_s + sum(it.get(p, 0.0) for p in PHASES), 3) for it in row["iterations"]],
+        "tokens_per_s": round(tokens / phase_s["step"], 1),
+        "peak_allocated_gb": max(it["peak_allocated_gb"] for it in measured),
+        "peak_reserved_gb": max(it["peak_reserved_gb"] for it in measured),
+        "samples": row["samples"], "prompt_tokens": row["prompt_tokens"], "response_tokens": row["response_tokens"],
+        "distilled_sample_fraction": metrics.get("sdpo_lean/distilled_sample_fraction"),
+        "init_s": run["init_s"],
+        "overrides": run["overrides"],
+    }
+
+
+def summarise(folder: Path) -> dict:
+    rollouts = json.loads((folder / "rollouts.json").read_text())
+    runs = {p.stem.removeprefix("phases_"): json.loads(p.read_text()) for p in sorted(folder.glob("phases_*.json"))}
+    summary = {"lengths": list(rollouts["lengths"]), "rollout_engine_start_s": rollouts["engine_start_s"]}
+    for length, gen in rollouts["lengths"].items():
+        result = {"gen_tokens_per_s": gen["tokens_per_s"]}
+        for algo, run in runs.items():
+            row = summarise_algo(run, length, gen["gen_s"])
+            if row is not None:
+                result[algo] = row
+        grpo = [a for a in GRPO_CONFIGS if a in result]
+        if not grpo:
+            raise ValueError(f"{folder}: no GRPO configuration finished two steps at {length} tokens")
+        fastest = min(grpo, key=lambda a: result[a]["phase_s"]["step"])
+        result["grpo_config"] = GRPO_CONFIGS[fastest]
+        result["grpo_fastest"] = fastest
+        for algo in SDPO_FAMILY:
+            if algo in result:
+                ratio = result[algo]["phase_s"]["step"] / result[fastest]["phase_s"]["step"]
+                result[f"ratio_{algo}_over_grpo"] = round(ratio, 3)
+        summary[length] = result
+    return summary
 
 
 def plot(summary: dict, png: Path) -> None:
@@ -50,20 +86,24 @@ def plot(summary: dict, png: Path) -> None:
     import matplotlib.pyplot as plt
 
     lengths = summary["lengths"]
-    fig, axes = plt.subplots(1, len(lengths), figsize=(5.5 * len(lengths), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(lengths), figsize=(5.8 * len(lengths), 3.8), squeeze=False)
     for ax, length in zip(axes[0], lengths):
         row = summary[length]
         algos = [a for a in (*GRPO_CONFIGS, *SDPO_FAMILY) if a in row]
-        seconds = [row[a]["phase_s"]["step"] for a in algos]
-        bars = ax.bar(algos, seconds, color=[f"C{i}" for i in range(len(algos))])
-        for bar, algo in zip(bars, algos):
+        bottom = [0.0] * len(algos)
+        for i, phase in enumerate(("gen", *PHASES)):
+            heights = [row[a]["phase_s"].get(phase, 0.0) for a in algos]
+            ax.bar(algos, heights, bottom=bottom, label=phase, color=f"C{i}")
+            bottom = [b + h for b, h in zip(bottom, heights)]
+        for x, algo in enumerate(algos):
             ratio = row.get(f"ratio_{algo}_over_grpo")
-            label = f"{bar.get_height():.1f} s" + (f"\n{ratio:.3f}x" if ratio is not None else "")
-            ax.annotate(label, (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom",
-                        fontsize=8)
-        ax.set_title(f"{length}-token responses")
+            label = f"{bottom[x]:.1f} s" + (f"\n{ratio:.3f}x" if ratio is not None else "")
+            ax.annotate(label, (x, bottom[x]), ha="center", va="bottom", fontsize=8)
+        ax.set_title(f"{length}-token responses (GRPO's fastest: {row['grpo_fastest']})", fontsize=9)
         ax.set_ylabel("seconds per step (mean of steps 2..N)")
-    fig.suptitle("Step time, Qwen3-1.7B shape, 8 prompts x n=8 (ratios over GRPO's fastest)", fontsize=10)
+        ax.set_ylim(0, max(bottom) * 1.2)
+    axes[0][0].legend(fontsize=7, loc="upper left")
+    fig.suptitle("Step time by phase, Qwen3-1.7B shape, 8 prompts x n=8, one H200", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=120, bbox_inches="tight")
     plt.close(fig)
@@ -71,18 +111,11 @@ def plot(summary: dict, png: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, required=True, help="folder holding r<length>/ sub-folders")
+    parser.add_argument("--phases", type=Path, required=True, help="run_step_phases.sh's $OUT (unpacked)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/step_time_fair"))
     parser.add_argument("--call", required=True, help="what ran, when, where (stored in the JSON)")
-    parser.add_argument("--samples-per-step", type=int, default=64, help="prompts x rollouts per step")
     args = parser.parse_args()
-    folders = sorted((p for p in args.runs.glob("r*") if p.is_dir() and p.name[1:].isdigit()),
-                     key=lambda p: int(p.name[1:]))
-    if not folders:
-        raise SystemExit(f"no r<length>/ folders in {args.runs}")
-    summary = {"call": args.call, "lengths": [p.name[1:] for p in folders]}
-    for folder in folders:
-        summary[folder.name[1:]] = summarise_length(folder, args.samples_per_step)
+    summary = {"call": args.call, **summarise(args.phases)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
     plot(summary, args.out.with_suffix(".png"))

@@ -1,5 +1,5 @@
-"""bench/run_step_time.sh's commands compose, and bench/step_time_fair.py ratios each method to GRPO's fastest
-setting."""
+"""bench/step_time_fair.py ratios each method to GRPO's fastest setting over steps 2..N; bench/run_step_time.sh's
+full-pipeline commands compose."""
 from __future__ import annotations
 
 import json
@@ -20,43 +20,49 @@ from tests.recipes.test_recipes import compose_recipe
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def write_run(folder: Path, algo: str, step_seconds: list[float], update_s: float) -> None:
-    """verl console lines as run_step_time.sh keeps them (`step:N - key:value - ...`)."""
-    lines = [f"step:{i + 1} - timing_s/step:{s} - timing_s/update_actor:{update_s} - timing_s/gen:10.0 - "
-             f"perf/max_memory_allocated_gb:50.0 - perf/max_memory_reserved_gb:60.0 - prompt_length/mean:1000.0 - "
-             f"response_length/mean:2000.0" for i, s in enumerate(step_seconds)]
-    (folder / f"{algo}_metrics.log").write_text("\n".join(lines) + "\n")
+def write_phases(folder: Path, algo: str, updates: list[float], length: str = "2048") -> None:
+    """bench/step_phases.py's output: one entry per step; old log-prob 5 s, prepare 0.5 s, advantages 0.1 s."""
+    steps = [{"sdpo_prepare": 0.5, "old_log_prob": 5.0, "adv": 0.1, "update_actor": u, "peak_allocated_gb": 40.0 + i,
+              "peak_reserved_gb": 50.0} for i, u in enumerate(updates)]
+    run = {"algo": algo, "init_s": 30.0, "overrides": [f"+recipe={algo}"], "lengths": {length: {
+        "iterations": steps, "samples": 64, "prompt_tokens": 64_000, "response_tokens": 128_000, "metrics": {}}}}
+    (folder / f"phases_{algo}.json").write_text(json.dumps(run))
+
+
+def summarise(folder: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "bench/step_time_fair.py", "--phases", str(folder), "--out", str(out),
+                           "--call", "test"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def test_ratios_use_grpos_fastest_configuration_and_steps_after_the_first(tmp_path):
-    r2k = tmp_path / "runs" / "r2048"
-    r2k.mkdir(parents=True)
-    write_run(r2k, "grpo", [200.0, 80.0, 80.0], 49.0)
-    write_run(r2k, "grpo_fused", [190.0, 60.0, 62.0], 30.0)   # faster: the reference
-    write_run(r2k, "sdpo", [100.0, 66.0, 66.0], 35.0)
-    write_run(r2k, "srpo", [100.0, 63.0, 63.0], 33.0)
+    rollouts = {"engine_start_s": 90.0, "lengths": {"2048": {"gen_s": 14.4, "tokens_per_s": 9000.0}}}
+    (tmp_path / "rollouts.json").write_text(json.dumps(rollouts))
+    write_phases(tmp_path, "grpo", [90.0, 40.0, 40.0])
+    write_phases(tmp_path, "grpo_fused", [80.0, 30.0, 32.0])   # faster: the reference
+    write_phases(tmp_path, "sdpo", [70.0, 35.0, 35.0])
+    write_phases(tmp_path, "srpo", [70.0, 33.0, 33.0])
     out = tmp_path / "fair"
-    subprocess.run([sys.executable, "bench/step_time_fair.py", "--runs", str(tmp_path / "runs"), "--out", str(out),
-                    "--call", "test"], cwd=ROOT, check=True, capture_output=True, text=True,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert summarise(tmp_path, out).returncode == 0
     summary = json.loads(out.with_suffix(".json").read_text())
     row = summary["2048"]
     assert summary["lengths"] == ["2048"] and row["grpo_fastest"] == "grpo_fused"
-    assert row["grpo_fused"]["phase_s"]["step"] == 61.0                    # steps 2..N, step 1 is warm-up
-    assert row["ratio_sdpo_over_grpo"] == round(66.0 / 61.0, 3)
-    assert row["ratio_srpo_over_grpo"] == round(63.0 / 61.0, 3)
-    assert row["sdpo"]["tokens_per_s"] == round(3000.0 * 64 / 66.0, 1)
+    fused_step = 14.4 + 0.5 + 5.0 + 0.1 + 31.0                         # steps 2..N, step 1 is warm-up
+    assert row["grpo_fused"]["phase_s"]["step"] == round(fused_step, 3)
+    assert row["ratio_sdpo_over_grpo"] == round((14.4 + 5.6 + 35.0) / fused_step, 3)
+    assert row["ratio_srpo_over_grpo"] == round((14.4 + 5.6 + 33.0) / fused_step, 3)
+    assert row["sdpo"]["tokens_per_s"] == round(192_000 / (14.4 + 5.6 + 35.0), 1)
+    assert row["sdpo"]["peak_allocated_gb"] == 42.0                     # the largest of the measured steps
     assert out.with_suffix(".png").stat().st_size > 0
 
 
-def test_no_grpo_run_is_an_error_naming_what_ran(tmp_path):
-    r8k = tmp_path / "r8192"
-    r8k.mkdir()
-    write_run(r8k, "sdpo", [100.0, 66.0], 35.0)
-    proc = subprocess.run([sys.executable, "bench/step_time_fair.py", "--runs", str(tmp_path), "--out",
-                           str(tmp_path / "fair"), "--call", "test"], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode != 0 and "no GRPO run logged a step (sdpo did)" in proc.stderr
+def test_no_grpo_step_is_an_error_naming_the_length(tmp_path):
+    (tmp_path / "rollouts.json").write_text(json.dumps({"engine_start_s": 1.0, "lengths": {
+        "8192": {"gen_s": 90.0, "tokens_per_s": 6000.0}}}))
+    write_phases(tmp_path, "sdpo", [70.0, 35.0], length="8192")
+    write_phases(tmp_path, "grpo", [70.0], length="8192")             # warm-up only: not a measurement
+    proc = summarise(tmp_path, tmp_path / "fair")
+    assert proc.returncode != 0 and "no GRPO configuration finished two steps at 8192 tokens" in proc.stderr
 
 
 @pytest.mark.parametrize("length", ["2048", "8192"])

@@ -1,0 +1,139 @@
+"""Training phases of the step-time benchmark (issue 18), one algorithm per process, on the GPU machine.
+
+    python bench/step_phases.py --algo sdpo --rollouts $OUT/rollouts.pt --model-dir /tmp/qwen3_1p7b_random \\
+        --lengths 2048 8192 --iters 3 --out $OUT/phases_sdpo.json
+
+The worker is ours (sdpo_ext.worker.SDPOActorRolloutRefWorker, verl's ActorRolloutRefWorker plus the SDPO teacher),
+built in this process from the algorithm's kimina recipe, and driven the way verl's TransferQueue trainer drives it
+each step: old log-probs (`compute_log_prob`), GRPO advantages, for the SDPO family the driver's teacher prompts
+(`sdpo_ext.trainer.SDPOTrainer._teacher_fields`'s code), the actor update (`update_actor`) and the EMA teacher update.
+The batch is bench/step_generate.py's rollout, so every algorithm trains on the same tokens. No Ray and no vLLM
+start here: a full verl run spends about 250 s starting, which is what made six full runs (three algorithms, two
+lengths) not fit one 30-minute GPU session.
+
+Outcomes: random weights never prove anything, so `--solved-groups` groups get one correct sample each (sample 0;
+the others keep the screen's real feedback on their text). With the default 4 of 8, SDPO distils 60 of 64 samples
+(7 with the sibling's solution in each solved group, 8 with feedback in each unsolved one) and SRPO 28.
+
+Configuration (every algorithm): the recipe, plus the fastest settings this device offers that are correct for all
+(`FAST`): no flash-attn is installed, so the actor computes one sequence per micro-batch with padding removed, which
+gives torch's SDPA its causal flash kernel (no mask); packing several sequences would need flash-attn's varlen
+kernel, as SDPA would attend across them. `grpo_fused` adds verl's fused log-prob kernels, which the SDPO family
+cannot use (its loss reads the logits).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+ALGOS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "grpo": ("grpo_kimina_1_7b", ()),
+    "grpo_fused": ("grpo_kimina_1_7b", ("actor_rollout_ref.model.use_fused_kernels=true",)),
+    "sdpo": ("sdpo_kimina_1_7b", ()),
+    "srpo": ("srpo_kimina_1_7b", ()),
+}
+FAST = (
+    "actor_rollout_ref.model.use_remove_padding=true",
+    "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
+    "actor_rollout_ref.actor.use_dynamic_bsz=false",
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+    "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=false",
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
+    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=false",
+    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1",
+)
+
+
+def overrides(algo: str, model_dir: Path, prompts: int, n: int, max_response: int) -> list[str]:
+    """Hydra overrides of one algorithm's run: its recipe, FAST, and the benchmark's shape."""
+    recipe, extra = ALGOS[algo]
+    return [f"+recipe={recipe}", *extra, *FAST, f"actor_rollout_ref.model.path={model_dir}",
+            "data.max_prompt_length=1100", f"data.max_response_length={max_response}",
+            f"data.train_batch_size={prompts}", f"sdpo.full_batch_size={prompts}", f"actor_rollout_ref.rollout.n={n}",
+            "trainer.n_gpus_per_node=1"]
+
+
+def compose_config(args_overrides: list[str]):
+    import verl
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"), version_base=None):
+        cfg = compose(config_name="ppo_trainer", overrides=args_overrides)
+    OmegaConf.resolve(cfg)
+    return cfg
+
+
+def single_process_env() -> None:
+    """What a verl Worker reads from the environment Ray would give it: one rank on one GPU."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for key, value in {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
+                       "RAY_LOCAL_WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}.items():
+        os.environ.setdefault(key, value)
+
+
+def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: int, solved_groups: int, out: Path,
+            header: dict) -> None:
+    """Writes `out` after every step, so a run cut short keeps the steps it finished."""
+    import torch
+    from step_batch import StepBatch
+
+    from sdpo_ext.worker import SDPOActorRolloutRefWorker
+
+    sdpo_enabled = algo in ("sdpo", "srpo")
+    role = "actor_rollout_ref" if sdpo_enabled else "actor_rollout"
+    t0 = time.perf_counter()
+    worker = SDPOActorRolloutRefWorker(config=cfg.actor_rollout_ref, role=role)
+    worker.init_model()
+    result = {**header, "algo": algo, "role": role, "init_s": round(time.perf_counter() - t0, 1), "lengths": {}}
+    for length in lengths:
+        rollout = rollouts["lengths"][length]
+        batch = StepBatch.from_rollout(cfg, rollouts["prompt_ids"], rollouts["messages"], rollouts["ground_truths"],
+                                       rollout["response_ids"], rollout["finish_reasons"], solved_groups)
+        runs: list[dict] = []
+        result["lengths"][length] = {"iterations": runs, **batch.shape()}
+        for it in range(iters):
+            torch.cuda.reset_peak_memory_stats()
+            phases, metrics = batch.step(worker, sdpo_enabled=sdpo_enabled)
+            phases["peak_allocated_gb"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
+            phases["peak_reserved_gb"] = round(torch.cuda.max_memory_reserved() / 2**30, 2)
+            runs.append(phases)
+            result["lengths"][length]["metrics"] = metrics
+            out.write_text(json.dumps(result, indent=1))
+            print(f"{algo} r{length} iter {it + 1}/{iters}: " + ", ".join(f"{k} {v}" for k, v in phases.items()),
+                  flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--algo", choices=sorted(ALGOS), required=True)
+    parser.add_argument("--rollouts", type=Path, required=True, help="bench/step_generate.py's output")
+    parser.add_argument("--model-dir", type=Path, required=True)
+    parser.add_argument("--lengths", type=int, nargs="+", required=True)
+    parser.add_argument("--iters", type=int, default=3, help="steps per length; the first is warm-up")
+    parser.add_argument("--solved-groups", type=int, default=4, help="groups with one correct sample")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+
+    import torch
+
+    rollouts = torch.load(args.rollouts, weights_only=False)
+    prompts, samples = len(rollouts["prompt_ids"]), len(rollouts["lengths"][args.lengths[0]]["response_ids"])
+    cfg_overrides = overrides(args.algo, args.model_dir, prompts, samples // prompts, max(args.lengths))
+    cfg = compose_config(cfg_overrides)
+    single_process_env()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    measure(args.algo, cfg, rollouts, args.lengths, args.iters, args.solved_groups, args.out,
+            {"overrides": cfg_overrides, "solved_groups": args.solved_groups})
+
+
+if __name__ == "__main__":
+    main()
