@@ -3,11 +3,12 @@
 # algorithm's training phases on that same rollout, one process per algorithm (bench/step_phases.py).
 #   bash bench/run_step_phases.sh generate        inputs + rollouts at every length      (~6 min on an H200)
 #   bash bench/run_step_phases.sh launch          training phases in the background, one algorithm after another
-#   WAIT_S=500 bash bench/run_step_phases.sh wait  wait for them (at most WAIT_S), then pack $OUT/step_phases.tar.gz
+#   WAIT_S=500 bash bench/run_step_phases.sh wait  wait for them (at most WAIT_S), then pack step_phases.tar.gz
+# Files live in $WORK (kept between device calls); what a call should bring back is copied to $OUT.
 # Summarise with: python bench/step_time_fair.py --phases <unpacked folder> --out bench/results/step_time_fair
 set -uo pipefail
-OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
-LENGTHS=${LENGTHS:-"2048 8192"}; ALGOS=${ALGOS:-"grpo_fused sdpo srpo grpo"}; ITERS=${ITERS:-3}
+WORK=${WORK:-/tmp/step_phases}; OUT=${OUT:-$WORK}; mkdir -p "$WORK" "$OUT"
+LENGTHS=${LENGTHS:-"2048 8192"}; ALGOS=${ALGOS:-"grpo_fused sdpo srpo grpo_fused_triton grpo"}; ITERS=${ITERS:-"3 2"}
 MODEL=${MODEL:-/tmp/qwen3_1p7b_random}; DATA=${DATA:-/tmp/step_data}
 export SDPO_DATA_DIR=$DATA SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs} VLLM_WORKER_MULTIPROC_METHOD=spawn
 case ${1:-} in
@@ -15,22 +16,23 @@ case ${1:-} in
     python3 bench/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$DATA" | tail -1
     # shellcheck disable=SC2086
     timeout "${GEN_TIMEOUT:-480}" python3 bench/step_generate.py --model-dir "$MODEL" --data-dir "$DATA" \
-      --lengths $LENGTHS --out "$OUT/rollouts.pt" > "$OUT/generate.log" 2>&1
-    echo "generate rc=$?"; grep -E "^r[0-9]+:|Error|error" "$OUT/generate.log" | head -8 ;;
+      --lengths $LENGTHS --gpu-memory-utilization "${GPU_MEM:-0.5}" --out "$WORK/rollouts.pt" > "$WORK/generate.log" 2>&1
+    echo "generate rc=$?"; grep -E "^r[0-9]+:|Error|error" "$WORK/generate.log" | head -8
+    cp "$WORK"/rollouts.* "$WORK/generate.log" "$OUT/" 2>/dev/null; true ;;
   launch)
     # shellcheck disable=SC2086
     nohup bash -c "for algo in $ALGOS; do
-        timeout ${PHASE_TIMEOUT:-900} python3 bench/step_phases.py --algo \$algo --rollouts '$OUT/rollouts.pt' \
-          --model-dir '$MODEL' --lengths $LENGTHS --iters $ITERS --out '$OUT/phases_'\$algo.json \
-          > '$OUT/phases_'\$algo.log 2>&1
-        echo \"\$algo rc=\$?\" >> '$OUT/phases_done.txt'
-      done; echo all >> '$OUT/phases_done.txt'" > /dev/null 2>&1 &
+        timeout ${PHASE_TIMEOUT:-900} python3 bench/step_phases.py --algo \$algo --rollouts '$WORK/rollouts.pt' \
+          --model-dir '$MODEL' --lengths $LENGTHS --iters $ITERS --out '$WORK/phases_'\$algo.json \
+          > '$WORK/phases_'\$algo.log 2>&1
+        echo \"\$algo rc=\$?\" >> '$WORK/phases_done.txt'
+      done; echo all >> '$WORK/phases_done.txt'" > /dev/null 2>&1 &
     echo "launched: $ALGOS" ;;
   wait)
     end=$(( $(date +%s) + ${WAIT_S:-500} ))
-    while ! grep -q '^all' "$OUT/phases_done.txt" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do sleep 5; done
-    cat "$OUT/phases_done.txt" 2>/dev/null
-    for f in "$OUT"/phases_*.log; do echo "== $f"; grep -E " iter |Error|error" "$f" | tail -8; done
-    tar -czf "$OUT/step_phases.tar.gz" -C "$OUT" --exclude rollouts.pt --exclude step_phases.tar.gz . ;;
+    while ! grep -q '^all' "$WORK/phases_done.txt" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do sleep 5; done
+    cat "$WORK/phases_done.txt" 2>/dev/null
+    for f in "$WORK"/phases_*.log; do echo "== $f"; grep -E " iter |Error|error" "$f" | tail -8; done
+    tar -czf "$OUT/step_phases.tar.gz" -C "$WORK" --exclude rollouts.pt . ;;
   *) echo "usage: $0 generate|launch|wait" >&2; exit 2 ;;
 esac

@@ -8,9 +8,9 @@ records the seconds each length took. The token ids it writes are the batch that
 The rollout does the same work for every algorithm (same model, prompts, sampling and lengths), so it is measured
 once per length here and added to each algorithm's training phases. Engine arguments: those verl's vLLMHttpServer
 passed in the full-pipeline runs of bench/run_step_time.sh (bf16, max_num_seqs 256, chunked prefill with 16,384
-batched tokens, prefix caching, cudagraph_mode FULL_AND_PIECEWISE, seed 42), gpu_memory_utilization as in
-run_step_time.sh. Each sample is its own request, as verl's agent loop sends them. Excluded: the agent loop's HTTP
-round trips and the Lean reward (the screen rejects random text in microseconds).
+batched tokens, prefix caching, cudagraph_mode FULL_AND_PIECEWISE, seed 42) and the kimina recipes'
+gpu_memory_utilization (0.5). Each sample is its own request, as verl's agent loop sends them. Excluded: the agent
+loop's HTTP round trips and the Lean reward (the screen rejects random text in microseconds).
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=8, help="samples per prompt")
     parser.add_argument("--temperature", type=float, default=1.0, help="the kimina recipes' training value")
     parser.add_argument("--top-p", type=float, default=1.0, help="the kimina recipes' training value")
-    parser.add_argument("--gpu-memory-utilization", type=float, default=0.4)
+    parser.add_argument("--gpu-memory-utilization", type=float, default=0.5, help="the kimina recipes' value")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 

@@ -1,7 +1,7 @@
 """Training phases of the step-time benchmark (issue 18), one algorithm per process, on the GPU machine.
 
     python bench/step_phases.py --algo sdpo --rollouts $OUT/rollouts.pt --model-dir /tmp/qwen3_1p7b_random \\
-        --lengths 2048 8192 --iters 3 --out $OUT/phases_sdpo.json
+        --lengths 2048 8192 --iters 3 2 --out $OUT/phases_sdpo.json
 
 The worker is ours (sdpo_ext.worker.SDPOActorRolloutRefWorker, verl's ActorRolloutRefWorker plus the SDPO teacher),
 built in this process from the algorithm's kimina recipe, and driven the way verl's TransferQueue trainer drives it
@@ -19,7 +19,8 @@ Configuration (every algorithm): the recipe, plus the fastest settings this devi
 (`FAST`): no flash-attn is installed, so the actor computes one sequence per micro-batch with padding removed, which
 gives torch's SDPA its causal flash kernel (no mask); packing several sequences would need flash-attn's varlen
 kernel, as SDPA would attend across them. `grpo_fused` adds verl's fused log-prob kernels, which the SDPO family
-cannot use (its loss reads the logits).
+cannot use (its loss reads the logits), with verl's default torch implementation; `grpo_fused_triton` with its
+triton one.
 """
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ from pathlib import Path
 ALGOS: dict[str, tuple[str, tuple[str, ...]]] = {
     "grpo": ("grpo_kimina_1_7b", ()),
     "grpo_fused": ("grpo_kimina_1_7b", ("actor_rollout_ref.model.use_fused_kernels=true",)),
+    "grpo_fused_triton": ("grpo_kimina_1_7b", ("actor_rollout_ref.model.use_fused_kernels=true",
+                                               "actor_rollout_ref.model.fused_kernel_options.impl_backend=triton")),
     "sdpo": ("sdpo_kimina_1_7b", ()),
     "srpo": ("srpo_kimina_1_7b", ()),
 }
@@ -80,8 +83,8 @@ def single_process_env() -> None:
         os.environ.setdefault(key, value)
 
 
-def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: int, solved_groups: int, out: Path,
-            header: dict) -> None:
+def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int], solved_groups: int,
+            out: Path, header: dict) -> None:
     """Writes `out` after every step, so a run cut short keeps the steps it finished."""
     import torch
     from step_batch import StepBatch
@@ -94,13 +97,13 @@ def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: int, solv
     worker = SDPOActorRolloutRefWorker(config=cfg.actor_rollout_ref, role=role)
     worker.init_model()
     result = {**header, "algo": algo, "role": role, "init_s": round(time.perf_counter() - t0, 1), "lengths": {}}
-    for length in lengths:
+    for length, steps in zip(lengths, iters):
         rollout = rollouts["lengths"][length]
         batch = StepBatch.from_rollout(cfg, rollouts["prompt_ids"], rollouts["messages"], rollouts["ground_truths"],
                                        rollout["response_ids"], rollout["finish_reasons"], solved_groups)
         runs: list[dict] = []
         result["lengths"][length] = {"iterations": runs, **batch.shape()}
-        for it in range(iters):
+        for it in range(steps):
             torch.cuda.reset_peak_memory_stats()
             phases, metrics = batch.step(worker, sdpo_enabled=sdpo_enabled)
             phases["peak_allocated_gb"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
@@ -108,7 +111,7 @@ def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: int, solv
             runs.append(phases)
             result["lengths"][length]["metrics"] = metrics
             out.write_text(json.dumps(result, indent=1))
-            print(f"{algo} r{length} iter {it + 1}/{iters}: " + ", ".join(f"{k} {v}" for k, v in phases.items()),
+            print(f"{algo} r{length} iter {it + 1}/{steps}: " + ", ".join(f"{k} {v}" for k, v in phases.items()),
                   flush=True)
 
 
@@ -118,20 +121,24 @@ def main() -> None:
     parser.add_argument("--rollouts", type=Path, required=True, help="bench/step_generate.py's output")
     parser.add_argument("--model-dir", type=Path, required=True)
     parser.add_argument("--lengths", type=int, nargs="+", required=True)
-    parser.add_argument("--iters", type=int, default=3, help="steps per length; the first is warm-up")
+    parser.add_argument("--iters", type=int, nargs="+", default=[3],
+                        help="steps per length (one value: the same for all); the first is warm-up")
     parser.add_argument("--solved-groups", type=int, default=4, help="groups with one correct sample")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
     import torch
 
+    iters = args.iters * len(args.lengths) if len(args.iters) == 1 else args.iters
+    if len(iters) != len(args.lengths) or min(iters) < 2:
+        parser.error("--iters: one value, or one per length; at least 2 (the first step is warm-up)")
     rollouts = torch.load(args.rollouts, weights_only=False)
     prompts, samples = len(rollouts["prompt_ids"]), len(rollouts["lengths"][args.lengths[0]]["response_ids"])
     cfg_overrides = overrides(args.algo, args.model_dir, prompts, samples // prompts, max(args.lengths))
     cfg = compose_config(cfg_overrides)
     single_process_env()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    measure(args.algo, cfg, rollouts, args.lengths, args.iters, args.solved_groups, args.out,
+    measure(args.algo, cfg, rollouts, args.lengths, iters, args.solved_groups, args.out,
             {"overrides": cfg_overrides, "solved_groups": args.solved_groups})
 
 

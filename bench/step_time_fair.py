@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 
 GRPO_CONFIGS = {"grpo": "GRPO as the recipes run it (no fused kernels)",
-                "grpo_fused": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true)"}
+                "grpo_fused": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, torch backend)",
+                "grpo_fused_triton": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, triton backend)"}
 SDPO_FAMILY = ("sdpo", "srpo")
 PHASES = ("sdpo_prepare", "old_log_prob", "adv", "update_actor")
 NESTED = ("sdpo_teacher_forward", "sdpo_ema_update")

@@ -79,7 +79,8 @@ def test_each_algorithm_composes_with_the_fast_settings_and_passes_the_start_up_
         assert sdpo_setting_errors(cfg, actor.sdpo.grpo_weight) == []
     model = cfg.actor_rollout_ref.model
     assert model.use_remove_padding and model.override_config.attn_implementation == "sdpa"
-    assert model.use_fused_kernels == (algo == "grpo_fused")
+    assert model.use_fused_kernels == algo.startswith("grpo_fused")
+    assert model.fused_kernel_options.impl_backend == ("triton" if algo == "grpo_fused_triton" else "torch")
     assert not actor.use_dynamic_bsz and actor.ppo_micro_batch_size_per_gpu == 1   # one sequence per micro-batch
     assert cfg.actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu == 1
 
