@@ -20,13 +20,14 @@ case ${1:-} in
     echo "generate rc=$?"; grep -E "^r[0-9]+:|Error|error" "$WORK/generate.log" | head -8
     cp "$WORK"/rollouts.* "$WORK/generate.log" "$OUT/" 2>/dev/null; true ;;
   launch)
+    # setsid: the device machine ends a call's process group when the call returns; this one must outlive it
     # shellcheck disable=SC2086
-    nohup bash -c "for algo in $ALGOS; do
+    setsid nohup bash -c "for algo in $ALGOS; do
         timeout ${PHASE_TIMEOUT:-900} python3 bench/step_phases.py --algo \$algo --rollouts '$WORK/rollouts.pt' \
           --model-dir '$MODEL' --lengths $LENGTHS --iters $ITERS --out '$WORK/phases_'\$algo.json \
           > '$WORK/phases_'\$algo.log 2>&1
         echo \"\$algo rc=\$?\" >> '$WORK/phases_done.txt'
-      done; echo all >> '$WORK/phases_done.txt'" > /dev/null 2>&1 &
+      done; echo all >> '$WORK/phases_done.txt'" > /dev/null 2>&1 < /dev/null &
     echo "launched: $ALGOS" ;;
   wait)
     end=$(( $(date +%s) + ${WAIT_S:-500} ))

@@ -153,10 +153,11 @@ class StepBatch:
     def step(self, worker, sdpo_enabled: bool) -> tuple[dict[str, float], dict[str, float]]:
         """Seconds per phase of one step (names as verl's timing_s/*) and the actor's metrics."""
         from verl.utils import tensordict_utils as tu
+        from verl.utils.device import get_torch_device
         from verl.workers.utils.padding import response_from_nested
 
         def synced() -> float:
-            torch.cuda.synchronize()
+            get_torch_device().synchronize()
             return time.perf_counter()
 
         trainer = _driver(self.cfg, worker, self.tokenizer)

@@ -20,7 +20,9 @@ Configuration (every algorithm): the recipe, plus the fastest settings this devi
 gives torch's SDPA its causal flash kernel (no mask); packing several sequences would need flash-attn's varlen
 kernel, as SDPA would attend across them. `grpo_fused` adds verl's fused log-prob kernels, which the SDPO family
 cannot use (its loss reads the logits), with verl's default torch implementation; `grpo_fused_triton` with its
-triton one.
+triton one. `*_padded`: the same with padding kept (`use_remove_padding=false`). Without flash-attn, verl computes
+per-token log-probs from logits row by row (verl.utils.torch_functional.logprobs_from_logits_v2); with padding
+removed a row is one token, with padding kept (one sequence per micro-batch, so no pad tokens) a whole sequence.
 """
 from __future__ import annotations
 
@@ -31,16 +33,19 @@ import socket
 import time
 from pathlib import Path
 
+PADDED = ("actor_rollout_ref.model.use_remove_padding=false",)
 ALGOS: dict[str, tuple[str, tuple[str, ...]]] = {
     "grpo": ("grpo_kimina_1_7b", ()),
+    "grpo_padded": ("grpo_kimina_1_7b", PADDED),
     "grpo_fused": ("grpo_kimina_1_7b", ("actor_rollout_ref.model.use_fused_kernels=true",)),
     "grpo_fused_triton": ("grpo_kimina_1_7b", ("actor_rollout_ref.model.use_fused_kernels=true",
                                                "actor_rollout_ref.model.fused_kernel_options.impl_backend=triton")),
     "sdpo": ("sdpo_kimina_1_7b", ()),
+    "sdpo_padded": ("sdpo_kimina_1_7b", PADDED),
     "srpo": ("srpo_kimina_1_7b", ()),
+    "srpo_padded": ("srpo_kimina_1_7b", PADDED),
 }
-FAST = (
-    "actor_rollout_ref.model.use_remove_padding=true",
+FAST = (  # padding removed: the kimina recipes' setting
     "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
     "actor_rollout_ref.actor.use_dynamic_bsz=false",
     "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
@@ -91,7 +96,7 @@ def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int]
 
     from sdpo_ext.worker import SDPOActorRolloutRefWorker
 
-    sdpo_enabled = algo in ("sdpo", "srpo")
+    sdpo_enabled = algo.startswith(("sdpo", "srpo"))
     role = "actor_rollout_ref" if sdpo_enabled else "actor_rollout"
     t0 = time.perf_counter()
     worker = SDPOActorRolloutRefWorker(config=cfg.actor_rollout_ref, role=role)

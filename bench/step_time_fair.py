@@ -1,5 +1,5 @@
 """Summarise bench/run_step_phases.sh into step_time_fair.{json,png}: per response length, each algorithm's step time
-with GRPO at its fastest configuration, and the ratios over it.
+at its fastest configuration, and the ratios over GRPO's.
 
     python bench/step_time_fair.py --phases <folder with rollouts.json and phases_<algo>.json> \\
         --out bench/results/step_time_fair --call "<date, device, command>"
@@ -7,9 +7,10 @@ with GRPO at its fastest configuration, and the ratios over it.
 step = generation (measured once per length, the same work for every algorithm) + the algorithm's own phases,
 each the mean of steps 2..N (step 1 is warm-up): driver sample preparation (SDPO: + teacher prompts), old
 log-probs, advantages, actor update (SDPO: + teacher forward and EMA update, nested). tokens/s = prompt + response
-tokens of the step's samples / step seconds. ratio_<algo>_over_grpo = its step / the fastest GRPO configuration's
-(`grpo_config` names it). Not in the step: verl's weight sync to the rollout engine (0.5-0.7 s in the full runs of
-bench/run_step_time.sh, the same for every algorithm), so the ratios are a little above the full-run ones.
+tokens of the step's samples / step seconds. Each algorithm counts at its fastest configuration that ran
+(`<algo>_fastest` and `<algo>_config` name it): ratio_<algo>_over_grpo = its step / GRPO's. Not in the step:
+verl's weight sync to the rollout engine (0.5-0.7 s in the full runs of bench/run_step_time.sh, the same for every
+algorithm), so the ratios are a little above the full-run ones.
 """
 from __future__ import annotations
 
@@ -17,10 +18,17 @@ import argparse
 import json
 from pathlib import Path
 
-GRPO_CONFIGS = {"grpo": "GRPO as the recipes run it (no fused kernels)",
-                "grpo_fused": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, torch backend)",
-                "grpo_fused_triton": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, triton backend)"}
-SDPO_FAMILY = ("sdpo", "srpo")
+CONFIGS = {
+    "grpo": "GRPO as the recipes run it (padding removed, no fused kernels)",
+    "grpo_padded": "GRPO with padding kept (one sequence per micro-batch), no fused kernels",
+    "grpo_fused": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, torch backend)",
+    "grpo_fused_triton": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, triton backend)",
+    "sdpo": "SDPO as the recipes run it (padding removed)",
+    "sdpo_padded": "SDPO with padding kept (one sequence per micro-batch)",
+    "srpo": "SRPO as the recipes run it (padding removed)",
+    "srpo_padded": "SRPO with padding kept (one sequence per micro-batch)",
+}
+FAMILIES = ("grpo", "sdpo", "srpo")
 PHASES = ("sdpo_prepare", "old_log_prob", "adv", "update_actor")
 NESTED = ("sdpo_teacher_forward", "sdpo_ema_update")
 
@@ -66,16 +74,19 @@ def summarise(folder: Path) -> dict:
             row = summarise_algo(run, length, gen["gen_s"])
             if row is not None:
                 result[algo] = row
-        grpo = [a for a in GRPO_CONFIGS if a in result]
-        if not grpo:
+        for family in FAMILIES:
+            ran = [a for a in CONFIGS if a.split("_")[0] == family and a in result]
+            if ran:
+                fastest = min(ran, key=lambda a: result[a]["phase_s"]["step"])
+                result[f"{family}_fastest"] = fastest
+                result[f"{family}_config"] = CONFIGS[fastest]
+        if "grpo_fastest" not in result:
             raise ValueError(f"{folder}: no GRPO configuration finished two steps at {length} tokens")
-        fastest = min(grpo, key=lambda a: result[a]["phase_s"]["step"])
-        result["grpo_config"] = GRPO_CONFIGS[fastest]
-        result["grpo_fastest"] = fastest
-        for algo in SDPO_FAMILY:
-            if algo in result:
-                ratio = result[algo]["phase_s"]["step"] / result[fastest]["phase_s"]["step"]
-                result[f"ratio_{algo}_over_grpo"] = round(ratio, 3)
+        grpo_step = result[result["grpo_fastest"]]["phase_s"]["step"]
+        for family in FAMILIES[1:]:
+            if f"{family}_fastest" in result:
+                ratio = result[result[f"{family}_fastest"]]["phase_s"]["step"] / grpo_step
+                result[f"ratio_{family}_over_grpo"] = round(ratio, 3)
         summary[length] = result
     return summary
 
@@ -90,14 +101,15 @@ def plot(summary: dict, png: Path) -> None:
     fig, axes = plt.subplots(1, len(lengths), figsize=(5.8 * len(lengths), 3.8), squeeze=False)
     for ax, length in zip(axes[0], lengths):
         row = summary[length]
-        algos = [a for a in (*GRPO_CONFIGS, *SDPO_FAMILY) if a in row]
+        algos = [a for a in CONFIGS if a in row]
         bottom = [0.0] * len(algos)
         for i, phase in enumerate(("gen", *PHASES)):
             heights = [row[a]["phase_s"].get(phase, 0.0) for a in algos]
             ax.bar(algos, heights, bottom=bottom, label=phase, color=f"C{i}")
             bottom = [b + h for b, h in zip(bottom, heights)]
         for x, algo in enumerate(algos):
-            ratio = row.get(f"ratio_{algo}_over_grpo")
+            family = algo.split("_")[0]
+            ratio = row.get(f"ratio_{family}_over_grpo") if row.get(f"{family}_fastest") == algo else None
             label = f"{bottom[x]:.1f} s" + (f"\n{ratio:.3f}x" if ratio is not None else "")
             ax.annotate(label, (x, bottom[x]), ha="center", va="bottom", fontsize=8)
         ax.set_title(f"{length}-token responses (GRPO's fastest: {row['grpo_fastest']})", fontsize=9)
@@ -123,7 +135,8 @@ def main() -> None:
     for length in summary["lengths"]:
         row = summary[length]
         ratios = {k: v for k, v in row.items() if k.startswith("ratio_")}
-        print(f"{length}: GRPO fastest = {row['grpo_fastest']}; {ratios}")
+        fastest = {f: row[f"{f}_fastest"] for f in FAMILIES if f"{f}_fastest" in row}
+        print(f"{length}: fastest {fastest}; {ratios}")
 
 
 if __name__ == "__main__":

@@ -115,16 +115,6 @@ class SDPOConfig(BaseConfig):
             raise ValueError(f"sdpo.reprompt must be a mapping of RepromptConfig fields, got {self.reprompt!r}")
 
     @property
-    def log_prob_backward_must_not_overwrite_logits(self) -> bool:
-        """Whether the loss takes gradients both through the logits (top-K/full divergence) and through verl's
-        per-token log-probs (the GRPO blend). verl computes those log-probs with flash-attn's cross-entropy, whose
-        backward writes its gradient into the logits' storage in place. The divergence works on a gathered copy
-        of the logit rows, so it should not see that write; the kernel is still switched off in this one case as
-        a precaution (not checked on a GPU with flash-attn). Pure SDPO and the token variant keep verl's fast
-        kernel: only one gradient path touches the logits there."""
-        return self.distillation_mode != "token" and self.uses_policy_gradient
-
-    @property
     def uses_policy_gradient(self) -> bool:
         """Whether verl's PPO-clip term is part of the loss (the hybrid blend or SRPO's correct samples)."""
         return self.grpo_weight > 0.0 or self.variant == "srpo"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.utils.checkpoint
 
 AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-sum-norm", "seq-mean-token-mean")
 
@@ -196,6 +197,28 @@ def gather_logp(
     if chunk_rows is not None and chunk_rows < 1:
         raise ValueError(f"chunk_rows must be >= 1 or None, got {chunk_rows}")
     return _GatheredLogSoftmax.apply(logits, ids, temperature, chunk_rows or max(1, logits.shape[0]))
+
+
+def _log_softmax_at(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    return torch.log_softmax(logits, dim=-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+
+
+def token_log_probs(logits: torch.Tensor, labels: torch.Tensor, *, fp32: bool, chunk_rows: int = 1024) -> torch.Tensor:
+    """[N, V], labels [N] -> [N] fp32: log_softmax(logits)[i, labels[i]], the per-token log-probs verl's engine gives
+    a policy loss. ``fp32``: in float32 (what flash-attn's cross-entropy kernel gives); else in the logits' dtype, the
+    value of verl's fallback (logprobs_from_logits_v2, log_softmax row by row), so that both match the old log-probs
+    verl computed the same way. ``chunk_rows`` rows per kernel, each chunk recomputed in the backward instead of
+    keeping its log-softmax; verl's fallback launches one log_softmax per row, which is one token once padding is
+    removed."""
+    _check_logits("logits", logits)
+    if labels.shape != logits.shape[:1]:
+        raise ValueError(f"labels must be [N={logits.shape[0]}], got shape {tuple(labels.shape)}")
+    if fp32:
+        return gather_logp(logits, labels.unsqueeze(-1), chunk_rows=chunk_rows).squeeze(-1)
+    parts = [torch.utils.checkpoint.checkpoint(_log_softmax_at, logits[start:start + chunk_rows],
+                                               labels[start:start + chunk_rows], use_reentrant=False)
+             for start in range(0, logits.shape[0], chunk_rows)]
+    return torch.cat(parts).float() if parts else logits.new_zeros(0, dtype=torch.float32)
 
 
 def token_advantage(student_token_logp: torch.Tensor, teacher_token_logp: torch.Tensor) -> torch.Tensor:

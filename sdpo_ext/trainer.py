@@ -279,9 +279,10 @@ class SDPOTrainer(PPOTrainerSync):
         batch.extra_info.update(
             {
                 "calculate_entropy": actor.calculate_entropy or actor.entropy_coeff != 0.0,
-                # routes the student logits through the SDPO loss hook (verl's logits-processor path)
+                # routes the student logits through the SDPO loss hook (verl's logits-processor path), which also
+                # computes the per-token log-probs (sdpo_ext.loss_hook: faster than verl's, and no in-place backward)
                 "distillation_use_topk": True,
-                "distillation_only": False,
+                "distillation_only": True,
                 "global_batch_size": mini_batch,
                 "mini_batch_size": mini_batch,
                 "epochs": actor.ppo_epochs,

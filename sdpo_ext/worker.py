@@ -61,8 +61,6 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         if self.actor.engine.ulysses_sequence_parallel_size > 1:
             raise NotImplementedError("SDPO teacher forward does not support Ulysses sequence parallelism (sp > 1)")
         self.sdpo_config = actor_config
-        if actor_config.sdpo.log_prob_backward_must_not_overwrite_logits:
-            os.environ["VERL_DISABLE_FLASH_ATTN_CE"] = "1"  # verl's switch, read at every log-prob call
         mode = actor_config.sdpo.teacher.mode
         if mode in ("ema", "trust_region") and self.ref is None:
             raise RuntimeError(

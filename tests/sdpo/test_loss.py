@@ -20,6 +20,7 @@ from sdpo_ext.loss import (
     sampled_token_loss_matrix,
     student_topk,
     token_advantage,
+    token_log_probs,
 )
 
 _spec = importlib.util.spec_from_file_location("support_reference", Path(__file__).with_name("support_reference.py"))
@@ -292,3 +293,24 @@ def test_aggregate_loss_counts_masked_samples_as_zeros():
         aggregate_loss(loss, response_mask, "mean")
     with pytest.raises(ValueError, match="batch_num_tokens"):
         aggregate_loss(loss, response_mask, "token-mean", dp_size=2)
+
+
+@pytest.mark.parametrize("fp32", [True, False])
+@pytest.mark.parametrize("chunk_rows", [1, 3, 7, 100])
+def test_token_log_probs_are_the_log_softmax_at_the_labels_with_its_gradient(fp32, chunk_rows):
+    g = torch.Generator().manual_seed(3)
+    logits = (torch.randn(7, 50, generator=g) * 4).requires_grad_(True)
+    labels = torch.randint(0, 50, (7,), generator=g)
+    got = token_log_probs(logits, labels, fp32=fp32, chunk_rows=chunk_rows)
+    reference = logits.detach().clone().requires_grad_(True)
+    want = torch.log_softmax(reference, -1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+    torch.testing.assert_close(got, want)
+    weights = torch.linspace(-2.0, 1.0, 7)
+    (got_grad,) = torch.autograd.grad((got * weights).sum(), logits)
+    (want_grad,) = torch.autograd.grad((want * weights).sum(), reference)
+    torch.testing.assert_close(got_grad, want_grad)
+
+
+def test_token_log_probs_need_one_label_per_row():
+    with pytest.raises(ValueError, match="labels must be"):
+        token_log_probs(torch.zeros(4, 5), torch.zeros(3, dtype=torch.int64), fp32=True)

@@ -1,0 +1,120 @@
+"""The real worker (`SDPOActorRolloutRefWorker`, verl's FSDP engine) driven for one training step in this process
+on CPU, as verl's trainer drives it (bench/step_batch.StepBatch: old log-probs, advantages, teacher prompts, actor
+update, EMA): GRPO, SDPO and SRPO update the policy, and SDPO's update is the same whether verl's engine or the
+SDPO loss hook computes the per-token log-probs (the hook does since the trainer sends distillation_only=True).
+
+Tiny random Qwen3 (hidden 64, 2 layers) with SmolLM2-135M-Instruct's tokenizer; the real kimina recipes with the
+benchmark's settings (bench/step_phases.overrides) and the CPU overrides of tests/glue/cpu_platform.py.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from verl.utils import tensordict_utils as tu
+
+from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES, cpu_platform_installed
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from step_batch import InProcessWorkerGroup, StepBatch  # noqa: E402
+from step_phases import compose_config, overrides  # noqa: E402
+
+STATEMENT = "theorem bench_{i} (x : ℕ) (h₀ : x + 3 = 13) : x = 10 := by\n"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory, smollm2_tokenizer) -> Path:
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    path = tmp_path_factory.mktemp("tiny_qwen3")
+    config = Qwen3Config(vocab_size=len(smollm2_tokenizer), hidden_size=64, intermediate_size=128,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                         max_position_embeddings=4096, tie_word_embeddings=True,
+                         eos_token_id=smollm2_tokenizer.eos_token_id, pad_token_id=smollm2_tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    Qwen3ForCausalLM(config).save_pretrained(path)
+    smollm2_tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    with cpu_platform_installed():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch, tmp_path):
+    monkeypatch.setenv("SDPO_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))
+
+
+def step_batch(algo: str, model_dir: Path, tokenizer, prompts: int = 2, n: int = 4) -> StepBatch:
+    """2 prompts x 4 samples of random text; sample 0 of prompt 0 is the one correct attempt."""
+    cfg = compose_config([*overrides(algo, model_dir, prompts, n, 64), *CPU_CONFIG_OVERRIDES,
+                          "actor_rollout_ref.actor.optim.lr=1e-3"])  # a step bf16 weights can show
+    messages = [[{"role": "user", "content": f"Prove bench_{i}."}] for i in range(prompts)]
+    prompt_ids = [tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=True, return_dict=False)
+                  for m in messages]
+    truths = [json.dumps({"name": f"bench_{i}", "formal_statement": STATEMENT.format(i=i)}) for i in range(prompts)]
+    generator = torch.Generator().manual_seed(0)
+    responses = [torch.randint(100, 40_000, (12 + i,), generator=generator).tolist() for i in range(prompts * n)]
+    return StepBatch.from_rollout(cfg, prompt_ids, messages, truths, responses, ["length"] * len(responses), 1)
+
+
+def worker_for(batch: StepBatch, algo: str):
+    from sdpo_ext.worker import SDPOActorRolloutRefWorker
+
+    role = "actor_rollout" if algo == "grpo" else "actor_rollout_ref"
+    worker = SDPOActorRolloutRefWorker(config=batch.cfg.actor_rollout_ref, role=role)
+    worker.init_model()
+    return worker
+
+
+def parameters(engine) -> dict[str, torch.Tensor]:
+    return {name: (p.full_tensor() if hasattr(p, "full_tensor") else p).detach().float().clone()
+            for name, p in engine.module.named_parameters()}
+
+
+@pytest.mark.parametrize("algo", ["grpo", "sdpo", "srpo"])
+def test_one_step_of_the_real_worker_updates_the_policy(algo, model_dir, smollm2_tokenizer, cpu):
+    batch = step_batch(algo, model_dir, smollm2_tokenizer)
+    worker = worker_for(batch, algo)
+    before = parameters(worker.actor.engine)
+    phases, metrics = batch.step(worker, sdpo_enabled=algo != "grpo")
+    after = parameters(worker.actor.engine)
+    moved = max((after[k] - before[k]).abs().max().item() for k in before)
+    assert moved > 1e-4, f"{algo}: the update did not move the policy"
+    assert {"old_log_prob", "update_actor"} <= set(phases)
+    if algo == "grpo":
+        assert "actor/pg_loss" in metrics
+    else:
+        # SDPO distils the 7 failed samples; SRPO the 3 failed samples whose group has a success
+        assert metrics["actor/sdpo/active_sample_fraction"] == pytest.approx(7 / 8 if algo == "sdpo" else 3 / 8)
+        assert phases["sdpo_ema_update"] >= 0.0 and phases["sdpo_teacher_forward"] > 0.0
+
+
+def test_sdpo_update_is_the_same_whether_verl_or_the_hook_computes_the_log_probs(model_dir, smollm2_tokenizer, cpu,
+                                                                                 monkeypatch):
+    def update(distillation_only: bool) -> dict[str, torch.Tensor]:
+        batch = step_batch("srpo", model_dir, smollm2_tokenizer)  # SRPO: the log-probs carry the PPO gradient
+        worker = worker_for(batch, "srpo")
+        send = InProcessWorkerGroup._with_meta
+
+        def with_meta(meta):
+            td = send(meta)
+            tu.assign_non_tensor(td, distillation_only=distillation_only)
+            return td
+
+        monkeypatch.setattr(InProcessWorkerGroup, "_with_meta", staticmethod(with_meta))
+        before = parameters(worker.actor.engine)
+        batch.step(worker, sdpo_enabled=True)
+        return {k: v - before[k] for k, v in parameters(worker.actor.engine).items()}
+
+    hook, verl = update(True), update(False)
+    size = max(v.abs().max().item() for v in verl.values())
+    gap = max((hook[k] - verl[k]).abs().max().item() for k in verl)
+    assert size > 1e-4 and gap <= 1e-3 * size, f"update {size:.3g}, difference {gap:.3g}"
