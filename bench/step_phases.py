@@ -20,9 +20,7 @@ Configuration (every algorithm): the recipe, plus the fastest settings this devi
 gives torch's SDPA its causal flash kernel (no mask); packing several sequences would need flash-attn's varlen
 kernel, as SDPA would attend across them. `grpo_fused` adds verl's fused log-prob kernels, which the SDPO family
 cannot use (its loss reads the logits), with verl's default torch implementation; `grpo_fused_triton` with its
-triton one. `*_padded`: the same with padding kept (`use_remove_padding=false`). Without flash-attn, verl computes
-per-token log-probs from logits row by row (verl.utils.torch_functional.logprobs_from_logits_v2); with padding
-removed a row is one token, with padding kept (one sequence per micro-batch, so no pad tokens) a whole sequence.
+triton one.
 """
 from __future__ import annotations
 
@@ -33,17 +31,13 @@ import socket
 import time
 from pathlib import Path
 
-PADDED = ("actor_rollout_ref.model.use_remove_padding=false",)
 ALGOS: dict[str, tuple[str, tuple[str, ...]]] = {
     "grpo": ("grpo_kimina_1_7b", ()),
-    "grpo_padded": ("grpo_kimina_1_7b", PADDED),
     "grpo_fused": ("grpo_kimina_1_7b", ("actor_rollout_ref.model.use_fused_kernels=true",)),
     "grpo_fused_triton": ("grpo_kimina_1_7b", ("actor_rollout_ref.model.use_fused_kernels=true",
                                                "actor_rollout_ref.model.fused_kernel_options.impl_backend=triton")),
     "sdpo": ("sdpo_kimina_1_7b", ()),
-    "sdpo_padded": ("sdpo_kimina_1_7b", PADDED),
     "srpo": ("srpo_kimina_1_7b", ()),
-    "srpo_padded": ("srpo_kimina_1_7b", PADDED),
 }
 FAST = (  # padding removed: the kimina recipes' setting
     "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",

@@ -20,13 +20,10 @@ from pathlib import Path
 
 CONFIGS = {
     "grpo": "GRPO as the recipes run it (padding removed, no fused kernels)",
-    "grpo_padded": "GRPO with padding kept (one sequence per micro-batch), no fused kernels",
     "grpo_fused": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, torch backend)",
     "grpo_fused_triton": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, triton backend)",
     "sdpo": "SDPO as the recipes run it (padding removed)",
-    "sdpo_padded": "SDPO with padding kept (one sequence per micro-batch)",
     "srpo": "SRPO as the recipes run it (padding removed)",
-    "srpo_padded": "SRPO with padding kept (one sequence per micro-batch)",
 }
 FAMILIES = ("grpo", "sdpo", "srpo")
 PHASES = ("sdpo_prepare", "old_log_prob", "adv", "update_actor")

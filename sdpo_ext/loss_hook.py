@@ -8,8 +8,9 @@ own per-token log-probs; on the second (model outputs) it weights, routes and ag
 metrics. The trainer sends `distillation_only=True`, so verl's engine does not compute those log-probs itself:
 without flash-attn its fallback runs one log_softmax per token (on an H200 at the 1.7B shape the old log-prob pass
 through it took 8.7 s more than verl's fused kernels for 2K-token replies, about 45 us a token), and with flash-attn
-its in-place cross-entropy backward would write into the logits that the divergence also differentiates. The teacher itself (weights,
-forward, EMA, checkpoint) lives in `sdpo_ext.worker`.
+its in-place cross-entropy backward would write into the logits that the divergence also differentiates. The
+old log-prob pass asks the hook for the same log-probs (`LOG_PROBS_ONLY`, sdpo_ext.worker.compute_log_prob). The
+teacher itself (weights, forward, EMA, checkpoint) lives in `sdpo_ext.worker`.
 """
 from __future__ import annotations
 
@@ -45,6 +46,8 @@ from sdpo_ext.packed_rows import response_logit_rows
 
 # rows per fp32 softmax block when measuring entropies (bounds the extra memory to ENTROPY_CHUNK_ROWS x vocab)
 ENTROPY_CHUNK_ROWS = 256
+# meta of a forward that only wants the per-token log-probs (the old log-prob pass, sdpo_ext.worker)
+LOG_PROBS_ONLY = "sdpo_log_probs_only"
 
 
 def verl_log_probs_in_fp32() -> bool:
@@ -91,6 +94,8 @@ class SDPOLoss:
     # ---------------------------------------------------------------- per token (logits processor)
     def per_token(self, student_logits: torch.Tensor, data: TensorDict) -> dict[str, torch.Tensor]:
         logits = student_logits.squeeze(0)  # (nnz, V), already divided by the rollout temperature
+        if tu.get_non_tensor_data(data, LOG_PROBS_ONLY, False):
+            return {"log_probs": self._log_probs(logits, data).unsqueeze(0)}
         nnz = logits.shape[0]
         responses = data["responses"]
         response_lens = _lengths(responses)
@@ -125,9 +130,14 @@ class SDPOLoss:
             "sdpo_student_entropy": student_entropy_rows.unsqueeze(0),
         }
         if tu.get_non_tensor_data(data, "distillation_only", False):  # verl left the log-probs to this hook
-            labels = torch.roll(data["input_ids"].values(), shifts=-1).to(logits.device)  # verl's rolled labels
-            out["log_probs"] = token_log_probs(logits, labels, fp32=verl_log_probs_in_fp32()).unsqueeze(0)
+            out["log_probs"] = self._log_probs(logits, data).unsqueeze(0)
         return out
+
+    @staticmethod
+    def _log_probs(logits: torch.Tensor, data: TensorDict) -> torch.Tensor:
+        """Each packed row's log-prob of the next token (verl's rolled labels; a sequence's last row is unused)."""
+        labels = torch.roll(data["input_ids"].values(), shifts=-1).to(logits.device)
+        return token_log_probs(logits, labels, fp32=verl_log_probs_in_fp32())
 
     def _divergence(self, student: torch.Tensor, teacher: torch.Tensor, labels: torch.Tensor):
         """(per-row divergence, teacher log-prob of the sampled token) on the chosen support."""
@@ -146,6 +156,8 @@ class SDPOLoss:
 
     # ---------------------------------------------------------------- loss (after the forward)
     def loss(self, model_output: dict, data: TensorDict, dp_group=None):
+        if tu.get_non_tensor_data(data, LOG_PROBS_ONLY, False):  # a forward for the log-probs: nothing to optimise
+            return torch.zeros((), device=model_output["log_probs"].device), {}
         cfg = self.config
         log_prob = no_padding_2_padding(model_output["log_probs"], data)
         fields = ["response_mask", "old_log_probs"] + (["rollout_is_weights"] if "rollout_is_weights" in data else [])

@@ -17,12 +17,12 @@ from typing import Optional
 
 import torch
 from tensordict import TensorDict
-from verl.single_controller.base.decorator import Dispatch, register
+from verl.single_controller.base.decorator import Dispatch, make_nd_compute_dataproto_dispatch_fn, register
 from verl.utils import tensordict_utils as tu
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
 from sdpo_ext.config import SDPOActorConfig
-from sdpo_ext.loss_hook import SDPOLoss
+from sdpo_ext.loss_hook import LOG_PROBS_ONLY, SDPOLoss
 from sdpo_ext.packed_rows import jagged, response_logit_rows
 from sdpo_ext.teacher import ema_update_, trust_region_logits
 
@@ -69,6 +69,16 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
             )
         self.actor.set_loss_fn(SDPOLoss(actor_config, self._teacher_response_logits))
         logger.info("sdpo-lean: SDPO loss installed (teacher=%s, mode=%s)", mode, actor_config.sdpo.distillation_mode)
+
+    @register(dispatch_mode=make_nd_compute_dataproto_dispatch_fn(mesh_name="actor"))
+    def compute_log_prob(self, data: TensorDict) -> TensorDict:
+        """verl's, except that with the SDPO loss installed the per-token log-probs come from its hook (vectorised,
+        verl's numerics; sdpo_ext.loss_hook) rather than from verl's engine, whose fallback without flash-attn runs
+        one log_softmax per token; the update computes them the same way (distillation_only)."""
+        if self.sdpo_config is not None and not tu.get_non_tensor_data(data, "compute_loss", True):
+            tu.assign_non_tensor(data, compute_loss=True, distillation_use_topk=True, distillation_only=True,
+                                 **{LOG_PROBS_ONLY: True})
+        return super().compute_log_prob(data)
 
     # ---------------------------------------------------------------- teacher forward
     def _teacher_batch(self, micro_batch: TensorDict, active: torch.Tensor) -> tuple[TensorDict, torch.Tensor]:

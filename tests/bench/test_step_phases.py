@@ -84,7 +84,7 @@ def test_each_algorithm_composes_with_the_fast_settings_and_passes_the_start_up_
     if sdpo_loss_selected(actor.policy_loss):
         assert sdpo_setting_errors(cfg, actor.sdpo.grpo_weight) == []
     model = cfg.actor_rollout_ref.model
-    assert model.use_remove_padding == (not algo.endswith("_padded"))
+    assert model.use_remove_padding
     assert model.override_config.attn_implementation == "sdpa"
     assert model.use_fused_kernels == algo.startswith("grpo_fused")
     assert model.fused_kernel_options.impl_backend == ("triton" if algo == "grpo_fused_triton" else "torch")

@@ -40,21 +40,20 @@ def test_ratios_use_grpos_fastest_configuration_and_steps_after_the_first(tmp_pa
     (tmp_path / "rollouts.json").write_text(json.dumps(rollouts))
     write_phases(tmp_path, "grpo", [90.0, 40.0, 40.0])
     write_phases(tmp_path, "grpo_fused", [80.0, 30.0, 32.0])   # faster: the reference
-    write_phases(tmp_path, "sdpo", [70.0, 38.0, 38.0])
-    write_phases(tmp_path, "sdpo_padded", [70.0, 35.0, 35.0])  # SDPO's fastest configuration
+    write_phases(tmp_path, "sdpo", [70.0, 35.0, 35.0])
     write_phases(tmp_path, "srpo", [70.0, 33.0, 33.0])
     out = tmp_path / "fair"
     assert summarise(tmp_path, out).returncode == 0
     summary = json.loads(out.with_suffix(".json").read_text())
     row = summary["2048"]
     assert summary["lengths"] == ["2048"] and row["grpo_fastest"] == "grpo_fused"
-    assert row["sdpo_fastest"] == "sdpo_padded" and row["srpo_fastest"] == "srpo"
+    assert row["sdpo_fastest"] == "sdpo" and row["srpo_fastest"] == "srpo"
     fused_step = 14.4 + 0.5 + 5.0 + 0.1 + 31.0                         # steps 2..N, step 1 is warm-up
     assert row["grpo_fused"]["phase_s"]["step"] == round(fused_step, 3)
     assert row["ratio_sdpo_over_grpo"] == round((14.4 + 5.6 + 35.0) / fused_step, 3)
     assert row["ratio_srpo_over_grpo"] == round((14.4 + 5.6 + 33.0) / fused_step, 3)
-    assert row["sdpo_padded"]["tokens_per_s"] == round(192_000 / (14.4 + 5.6 + 35.0), 1)
-    assert row["sdpo_padded"]["peak_allocated_gb"] == 42.0                     # the largest of the measured steps
+    assert row["sdpo"]["tokens_per_s"] == round(192_000 / (14.4 + 5.6 + 35.0), 1)
+    assert row["sdpo"]["peak_allocated_gb"] == 42.0                     # the largest of the measured steps
     assert out.with_suffix(".png").stat().st_size > 0
 
 

@@ -118,3 +118,23 @@ def test_sdpo_update_is_the_same_whether_verl_or_the_hook_computes_the_log_probs
     size = max(v.abs().max().item() for v in verl.values())
     gap = max((hook[k] - verl[k]).abs().max().item() for k in verl)
     assert size > 1e-4 and gap <= 1e-3 * size, f"update {size:.3g}, difference {gap:.3g}"
+
+
+@pytest.mark.parametrize("algo", ["sdpo", "srpo"])
+def test_the_sdpo_workers_old_log_probs_are_verls(algo, model_dir, smollm2_tokenizer, cpu):
+    """With the SDPO loss installed the worker takes the old log-probs from the loss hook (vectorised); verl's own
+    compute_log_prob on the same worker gives the same log-probs and entropies."""
+    from verl.workers.engine_workers import ActorRolloutRefWorker
+
+    batch = step_batch(algo, model_dir, smollm2_tokenizer)
+    worker = worker_for(batch, algo)
+
+    def request() -> object:
+        td = batch.fields.clone()
+        tu.assign_non_tensor(td, calculate_entropy=True, compute_loss=False, temperature=1.0)
+        return td
+
+    ours = worker.compute_log_prob(request())
+    verls = ActorRolloutRefWorker.compute_log_prob(worker, request())
+    for key in ("log_probs", "entropy"):
+        torch.testing.assert_close(ours[key].values().float(), verls[key].values().float(), rtol=0, atol=1e-5)
