@@ -18,6 +18,10 @@ case ${1:-} in
     timeout "${GEN_TIMEOUT:-480}" python3 bench/step_generate.py --model-dir "$MODEL" --data-dir "$DATA" \
       --lengths $LENGTHS --gpu-memory-utilization "${GPU_MEM:-0.5}" --out "$WORK/rollouts.pt" > "$WORK/generate.log" 2>&1
     echo "generate rc=$?"; grep -E "^r[0-9]+:|Error|error" "$WORK/generate.log" | head -8
+    # the first training process of the last job spent 5.5 min before its worker existed (cold imports?); import
+    # once here, timed, so that a slow first import shows up and does not eat the training processes' time
+    python3 -c "import time; t = time.time(); import sdpo_ext.worker; print(f'imports: {time.time() - t:.1f} s')" \
+      2>&1 | tail -1
     cp "$WORK"/rollouts.* "$WORK/generate.log" "$OUT/" 2>/dev/null; true ;;
   launch)
     # setsid: the device machine ends a call's process group when the call returns; this one must outlive it

@@ -72,6 +72,14 @@ def compose_config(args_overrides: list[str]):
     return cfg
 
 
+_START = time.monotonic()
+
+
+def progress(message: str) -> None:
+    """A line with the seconds since this process started (start-up is not part of any measured phase)."""
+    print(f"[{time.monotonic() - _START:7.1f} s] {message}", flush=True)
+
+
 def single_process_env() -> None:
     """What a verl Worker reads from the environment Ray would give it: one rank on one GPU."""
     with socket.socket() as s:
@@ -95,11 +103,13 @@ def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int]
     t0 = time.perf_counter()
     worker = SDPOActorRolloutRefWorker(config=cfg.actor_rollout_ref, role=role)
     worker.init_model()
+    progress("worker ready")
     result = {**header, "algo": algo, "role": role, "init_s": round(time.perf_counter() - t0, 1), "lengths": {}}
     for length, steps in zip(lengths, iters):
         rollout = rollouts["lengths"][length]
         batch = StepBatch.from_rollout(cfg, rollouts["prompt_ids"], rollouts["messages"], rollouts["ground_truths"],
                                        rollout["response_ids"], rollout["finish_reasons"], solved_groups)
+        progress(f"r{length} batch built")
         runs: list[dict] = []
         result["lengths"][length] = {"iterations": runs, **batch.shape()}
         for it in range(steps):
@@ -131,10 +141,12 @@ def main() -> None:
     iters = args.iters * len(args.lengths) if len(args.iters) == 1 else args.iters
     if len(iters) != len(args.lengths) or min(iters) < 2:
         parser.error("--iters: one value, or one per length; at least 2 (the first step is warm-up)")
+    progress("imports done")
     rollouts = torch.load(args.rollouts, weights_only=False)
     prompts, samples = len(rollouts["prompt_ids"]), len(rollouts["lengths"][args.lengths[0]]["response_ids"])
     cfg_overrides = overrides(args.algo, args.model_dir, prompts, samples // prompts, max(args.lengths))
     cfg = compose_config(cfg_overrides)
+    progress("config composed")
     single_process_env()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     measure(args.algo, cfg, rollouts, args.lengths, iters, args.solved_groups, args.out,
