@@ -3,6 +3,7 @@
 # algorithm's training phases on that same rollout, one process per algorithm (bench/step_phases.py).
 #   bash bench/run_step_phases.sh generate        inputs + rollouts at every length      (~6 min on an H200)
 #   bash bench/run_step_phases.sh launch          training phases in the background, one algorithm after another
+#                                                 (PROFILE_LENGTHS="2048": one extra, profiled step at 2K each)
 #   WAIT_S=500 bash bench/run_step_phases.sh wait  wait for them (at most WAIT_S), then pack step_phases.tar.gz
 # Files live in $WORK (kept between device calls); what a call should bring back is copied to $OUT.
 # Summarise with: python bench/step_time_fair.py --phases <unpacked folder> --out bench/results/step_time_fair
@@ -28,7 +29,8 @@ case ${1:-} in
     # shellcheck disable=SC2086
     setsid nohup bash -c "for algo in $ALGOS; do
         timeout ${PHASE_TIMEOUT:-900} python3 bench/step_phases.py --algo \$algo --rollouts '$WORK/rollouts.pt' \
-          --model-dir '$MODEL' --lengths $LENGTHS --iters $ITERS --out '$WORK/phases_'\$algo.json \
+          --model-dir '$MODEL' --lengths $LENGTHS --iters $ITERS --profile-lengths ${PROFILE_LENGTHS:-} \
+          --out '$WORK/phases_'\$algo.json \
           > '$WORK/phases_'\$algo.log 2>&1
         echo \"\$algo rc=\$?\" >> '$WORK/phases_done.txt'
       done; echo all >> '$WORK/phases_done.txt'" > /dev/null 2>&1 < /dev/null &

@@ -90,11 +90,25 @@ def single_process_env() -> None:
         os.environ.setdefault(key, value)
 
 
-def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int], solved_groups: int,
-            out: Path, header: dict) -> None:
-    """Writes `out` after every step, so a run cut short keeps the steps it finished."""
+def profile_step(batch, worker, sdpo_enabled: bool, path: Path) -> None:
+    """One more step (not in the timings) under torch's profiler: the 40 costliest operators by device time (CPU
+    time without a GPU), self and total, to `path`."""
     import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with profile(activities=activities) as prof:
+        batch.step(worker, sdpo_enabled=sdpo_enabled)
+    sort_by = "self_cuda_time_total" if torch.cuda.is_available() else "self_cpu_time_total"
+    path.write_text(prof.key_averages().table(sort_by=sort_by, row_limit=40, max_name_column_width=60))
+
+
+def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int], solved_groups: int,
+            out: Path, header: dict, profile_lengths: tuple[int, ...] = ()) -> None:
+    """Writes `out` after every step, so a run cut short keeps the steps it finished; for each length in
+    `profile_lengths`, then a profiled step (`profile_step`) to <out stem>_r<length>_profile.txt."""
     from step_batch import StepBatch
+    from verl.utils.device import get_torch_device
 
     from sdpo_ext.worker import SDPOActorRolloutRefWorker
 
@@ -113,15 +127,19 @@ def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int]
         runs: list[dict] = []
         result["lengths"][length] = {"iterations": runs, **batch.shape()}
         for it in range(steps):
-            torch.cuda.reset_peak_memory_stats()
+            device = get_torch_device()
+            device.reset_peak_memory_stats()
             phases, metrics = batch.step(worker, sdpo_enabled=sdpo_enabled)
-            phases["peak_allocated_gb"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
-            phases["peak_reserved_gb"] = round(torch.cuda.max_memory_reserved() / 2**30, 2)
+            phases["peak_allocated_gb"] = round(device.max_memory_allocated() / 2**30, 2)
+            phases["peak_reserved_gb"] = round(device.max_memory_reserved() / 2**30, 2)
             runs.append(phases)
             result["lengths"][length]["metrics"] = metrics
             out.write_text(json.dumps(result, indent=1))
             print(f"{algo} r{length} iter {it + 1}/{steps}: " + ", ".join(f"{k} {v}" for k, v in phases.items()),
                   flush=True)
+        if length in profile_lengths:
+            profile_step(batch, worker, sdpo_enabled, out.with_name(f"{out.stem}_r{length}_profile.txt"))
+            progress(f"r{length} profiled")
 
 
 def main() -> None:
@@ -133,6 +151,8 @@ def main() -> None:
     parser.add_argument("--iters", type=int, nargs="+", default=[3],
                         help="steps per length (one value: the same for all); the first is warm-up")
     parser.add_argument("--solved-groups", type=int, default=4, help="groups with one correct sample")
+    parser.add_argument("--profile-lengths", type=int, nargs="*", default=[],
+                        help="lengths that get one extra, profiled step after the timed ones")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
@@ -150,7 +170,7 @@ def main() -> None:
     single_process_env()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     measure(args.algo, cfg, rollouts, args.lengths, iters, args.solved_groups, args.out,
-            {"overrides": cfg_overrides, "solved_groups": args.solved_groups})
+            {"overrides": cfg_overrides, "solved_groups": args.solved_groups}, tuple(args.profile_lengths))
 
 
 if __name__ == "__main__":

@@ -138,3 +138,21 @@ def test_the_sdpo_workers_old_log_probs_are_verls(algo, model_dir, smollm2_token
     verls = ActorRolloutRefWorker.compute_log_prob(worker, request())
     for key in ("log_probs", "entropy"):
         torch.testing.assert_close(ours[key].values().float(), verls[key].values().float(), rtol=0, atol=1e-5)
+
+
+def test_the_benchmark_writes_every_step_and_a_profile(model_dir, smollm2_tokenizer, cpu, tmp_path):
+    """bench/step_phases.measure, as the GPU job runs it: one JSON entry per step of each length, then the profile."""
+    from step_phases import measure
+
+    batch = step_batch("sdpo", model_dir, smollm2_tokenizer)
+    rollouts = {"prompt_ids": [batch.prompt_ids[0], batch.prompt_ids[4]], "messages": [batch.messages[0],
+                batch.messages[4]], "ground_truths": [json.dumps({"name": f"bench_{i}", "formal_statement":
+                                                                  STATEMENT.format(i=i)}) for i in range(2)],
+                "lengths": {16: {"response_ids": batch.response_ids, "finish_reasons": ["length"] * 8}}}
+    out = tmp_path / "phases_sdpo.json"
+    measure("sdpo", batch.cfg, rollouts, [16], [2], 1, out, {"overrides": []}, profile_lengths=(16,))
+    run = json.loads(out.read_text())
+    steps = run["lengths"]["16"]["iterations"]
+    assert len(steps) == 2 and all(s["update_actor"] > 0 and s["sdpo_teacher_forward"] > 0 for s in steps)
+    assert run["lengths"]["16"]["solved_fraction"] == 1 / 8
+    assert "aten::" in (tmp_path / "phases_sdpo_r16_profile.txt").read_text()
