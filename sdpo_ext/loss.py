@@ -215,9 +215,9 @@ def token_log_probs(logits: torch.Tensor, labels: torch.Tensor, *, fp32: bool, c
         raise ValueError(f"labels must be [N={logits.shape[0]}], got shape {tuple(labels.shape)}")
     if fp32:
         return gather_logp(logits, labels.unsqueeze(-1), chunk_rows=chunk_rows).squeeze(-1)
-    parts = [torch.utils.checkpoint.checkpoint(_log_softmax_at, logits[start:start + chunk_rows],
-                                               labels[start:start + chunk_rows], use_reentrant=False)
-             for start in range(0, logits.shape[0], chunk_rows)]
+    # split, not slicing: a slice's backward writes a full-size zero gradient per chunk
+    parts = [torch.utils.checkpoint.checkpoint(_log_softmax_at, rows, row_labels, use_reentrant=False)
+             for rows, row_labels in zip(logits.split(chunk_rows), labels.split(chunk_rows))]
     return torch.cat(parts).float() if parts else logits.new_zeros(0, dtype=torch.float32)
 
 

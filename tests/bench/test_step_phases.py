@@ -103,6 +103,7 @@ def test_a_step_sends_the_trainers_requests_in_its_order(algo, model_dir, smollm
     log_prob_td, update_td = worker.calls[0][1], worker.calls[1][1]
     assert tu.get(log_prob_td, "calculate_entropy") is True and tu.get(log_prob_td, "compute_loss") is False
     assert tu.get(update_td, "distillation_use_topk") is sdpo_family    # SDPO's loss reads the logits
+    assert tu.get(update_td, "distillation_only") is sdpo_family        # ... and computes the log-probs
     assert tu.get(update_td, "mini_batch_size") == 8                    # ppo_mini_batch_size x n (2 x 4)
     for old, response in zip(update_td["old_log_probs"].unbind(), update_td["responses"].unbind()):
         assert old.shape == response.shape

@@ -149,3 +149,16 @@ def test_without_distillation_only_verl_keeps_the_log_probs(model):
     data, _, _, _ = make_batch([1, 0, 1])
     logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach()
     assert "log_probs" not in sdpo_loss(model)(student_logits=logits.unsqueeze(0), data=data)
+
+
+@pytest.mark.parametrize("flash, disabled, npu, fp32", [(True, "0", False, True), (True, "1", False, False),
+                                                        (False, "0", False, False), (False, "0", True, True)])
+def test_the_hook_uses_fp32_exactly_where_verl_would(monkeypatch, flash, disabled, npu, fp32):
+    from verl.utils import torch_functional
+
+    from sdpo_ext.loss_hook import verl_log_probs_in_fp32
+
+    monkeypatch.setattr(torch_functional, "FLAH_ATTN_CROSS_ENTROPY_LOSS_AVAILABLE", flash)
+    monkeypatch.setattr(torch_functional, "NPU_CROSS_ENTROPY_LOSS_AVAILABLE", npu)
+    monkeypatch.setenv("VERL_DISABLE_FLASH_ATTN_CE", disabled)
+    assert verl_log_probs_in_fp32() is fp32

@@ -121,7 +121,7 @@ def test_sdpo_update_is_the_same_whether_verl_or_the_hook_computes_the_log_probs
 
 
 @pytest.mark.parametrize("algo", ["sdpo", "srpo"])
-def test_the_sdpo_workers_old_log_probs_are_verls(algo, model_dir, smollm2_tokenizer, cpu):
+def test_the_sdpo_workers_old_log_probs_are_verls(algo, model_dir, smollm2_tokenizer, cpu, monkeypatch):
     """With the SDPO loss installed the worker takes the old log-probs from the loss hook (vectorised); verl's own
     compute_log_prob on the same worker gives the same log-probs and entropies."""
     from verl.workers.engine_workers import ActorRolloutRefWorker
@@ -134,8 +134,16 @@ def test_the_sdpo_workers_old_log_probs_are_verls(algo, model_dir, smollm2_token
         tu.assign_non_tensor(td, calculate_entropy=True, compute_loss=False, temperature=1.0)
         return td
 
+    from sdpo_ext.loss_hook import SDPOLoss
+
+    calls = []
+    hook_log_probs = SDPOLoss._log_probs
+    monkeypatch.setattr(SDPOLoss, "_log_probs", staticmethod(lambda *a: calls.append(1) or hook_log_probs(*a)))
     ours = worker.compute_log_prob(request())
+    assert calls, "the SDPO worker's old log-probs did not come from the hook"
+    calls.clear()
     verls = ActorRolloutRefWorker.compute_log_prob(worker, request())
+    assert not calls
     for key in ("log_probs", "entropy"):
         torch.testing.assert_close(ours[key].values().float(), verls[key].values().float(), rtol=0, atol=1e-5)
 

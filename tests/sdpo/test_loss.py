@@ -314,3 +314,14 @@ def test_token_log_probs_are_the_log_softmax_at_the_labels_with_its_gradient(fp3
 def test_token_log_probs_need_one_label_per_row():
     with pytest.raises(ValueError, match="labels must be"):
         token_log_probs(torch.zeros(4, 5), torch.zeros(3, dtype=torch.int64), fp32=True)
+
+
+def test_token_log_probs_of_bf16_logits_are_verls_fallback_value():
+    from verl.utils.torch_functional import logprobs_from_logits_v2
+
+    g = torch.Generator().manual_seed(4)
+    logits = (torch.randn(9, 300, generator=g) * 5).to(torch.bfloat16)
+    labels = torch.randint(0, 300, (9,), generator=g)
+    got = token_log_probs(logits, labels, fp32=False, chunk_rows=4)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, logprobs_from_logits_v2(logits, labels).float(), rtol=0, atol=0)
