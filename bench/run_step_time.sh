@@ -7,9 +7,9 @@
 #   grpo_fused  GRPO with verl's fused log-prob kernels (actor_rollout_ref.model.use_fused_kernels), its fastest
 #               setting if they run on the device; SDPO cannot use them (its loss needs the logits);
 #   sdpo, srpo  the SDPO family.
-# Summarise with: python bench/step_time_fair.py --runs $OUT --out bench/results/step_time_fair
-# (or, for one length and two algorithms, bench/plot_step_time.py). Budget: each run needs about 300 s before its
-# first step, so four algorithms x two lengths do not fit one session's 30 device minutes.
+# Summarise one length's sdpo and grpo runs with bench/plot_step_time.py --runs $OUT/r$RESPONSE_LEN. Budget: each run
+# needs about 300 s before its first step, so four algorithms x two lengths do not fit one session's 30 device
+# minutes; bench/run_step_phases.sh measures the same comparison in one session.
 # With random weights every output is truncated text, so the screen decides before the REPL is reached; the
 # teacher still gets the truncation feedback, so the SDPO teacher path runs for every sample.
 set -uo pipefail

@@ -197,7 +197,7 @@ class StepBatch:
         trainer._update_actor(_Meta(fields), metrics)
         t4 = synced()
         phases["update_actor"] = t4 - t3
-        phases.update({k: v for k, v in trainer.timing_raw.items()})  # sdpo_ema_update, nested in update_actor
+        phases.update(trainer.timing_raw)  # sdpo_ema_update, nested in update_actor
         teacher = metrics.get("actor/timing_s/sdpo_teacher_forward")
         if teacher is not None:
             phases["sdpo_teacher_forward"] = teacher

@@ -64,15 +64,26 @@ def _env(monkeypatch, tmp_path):
     monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))
 
 
-def batch_for(algo: str, model_dir: Path, smollm2_tokenizer, prompts: int = 2, n: int = 4) -> StepBatch:
-    cfg = compose_config(overrides(algo, model_dir, prompts, n, 64))
+def ground_truths(prompts: int) -> list[str]:
+    return [json.dumps({"name": f"bench_{i}", "formal_statement": STATEMENT.format(i=i)}) for i in range(prompts)]
+
+
+def random_rollout_batch(cfg, tokenizer, prompts: int = 2, n: int = 4, first_length: int = 30) -> StepBatch:
+    """`prompts` x `n` samples of random text (first_length, first_length + 1, ... tokens); sample 0 of prompt 0 is
+    the one correct attempt."""
     messages = [[{"role": "user", "content": f"Prove bench_{i}."}] for i in range(prompts)]
-    prompt_ids = [smollm2_tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=True,
-                                                        return_dict=False) for m in messages]
-    truths = [json.dumps({"name": f"bench_{i}", "formal_statement": STATEMENT.format(i=i)}) for i in range(prompts)]
+    prompt_ids = [tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=True, return_dict=False)
+                  for m in messages]
     generator = torch.Generator().manual_seed(0)
-    responses = [torch.randint(100, 40_000, (30 + i,), generator=generator).tolist() for i in range(prompts * n)]
-    return StepBatch.from_rollout(cfg, prompt_ids, messages, truths, responses, ["length"] * len(responses), 1)
+    responses = [torch.randint(100, 40_000, (first_length + i,), generator=generator).tolist()
+                 for i in range(prompts * n)]
+    return StepBatch.from_rollout(cfg, prompt_ids, messages, ground_truths(prompts), responses,
+                                  ["length"] * len(responses), 1)
+
+
+def batch_for(algo: str, model_dir: Path, smollm2_tokenizer, prompts: int = 2, n: int = 4) -> StepBatch:
+    return random_rollout_batch(compose_config(overrides(algo, model_dir, prompts, n, 64)), smollm2_tokenizer,
+                                prompts, n)
 
 
 @pytest.mark.parametrize("algo", sorted(ALGOS))

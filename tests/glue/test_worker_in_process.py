@@ -16,13 +16,12 @@ import pytest
 import torch
 from verl.utils import tensordict_utils as tu
 
+from tests.bench.test_step_phases import ground_truths, random_rollout_batch
 from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES, cpu_platform_installed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from step_batch import InProcessWorkerGroup, StepBatch  # noqa: E402
 from step_phases import compose_config, overrides  # noqa: E402
-
-STATEMENT = "theorem bench_{i} (x : ℕ) (h₀ : x + 3 = 13) : x = 10 := by\n"
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +55,7 @@ def step_batch(algo: str, model_dir: Path, tokenizer, prompts: int = 2, n: int =
     """2 prompts x 4 samples of random text; sample 0 of prompt 0 is the one correct attempt."""
     cfg = compose_config([*overrides(algo, model_dir, prompts, n, 64), *CPU_CONFIG_OVERRIDES,
                           "actor_rollout_ref.actor.optim.lr=1e-3"])  # a step bf16 weights can show
-    messages = [[{"role": "user", "content": f"Prove bench_{i}."}] for i in range(prompts)]
-    prompt_ids = [tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=True, return_dict=False)
-                  for m in messages]
-    truths = [json.dumps({"name": f"bench_{i}", "formal_statement": STATEMENT.format(i=i)}) for i in range(prompts)]
-    generator = torch.Generator().manual_seed(0)
-    responses = [torch.randint(100, 40_000, (12 + i,), generator=generator).tolist() for i in range(prompts * n)]
-    return StepBatch.from_rollout(cfg, prompt_ids, messages, truths, responses, ["length"] * len(responses), 1)
+    return random_rollout_batch(cfg, tokenizer, prompts, n, first_length=12)
 
 
 def worker_for(batch: StepBatch, algo: str):
@@ -154,8 +147,7 @@ def test_the_benchmark_writes_every_step_and_a_profile(model_dir, smollm2_tokeni
 
     batch = step_batch("sdpo", model_dir, smollm2_tokenizer)
     rollouts = {"prompt_ids": [batch.prompt_ids[0], batch.prompt_ids[4]], "messages": [batch.messages[0],
-                batch.messages[4]], "ground_truths": [json.dumps({"name": f"bench_{i}", "formal_statement":
-                                                                  STATEMENT.format(i=i)}) for i in range(2)],
+                batch.messages[4]], "ground_truths": ground_truths(2),
                 "lengths": {16: {"response_ids": batch.response_ids, "finish_reasons": ["length"] * 8}}}
     out = tmp_path / "phases_sdpo.json"
     measure("sdpo", batch.cfg, rollouts, [16], [2], 1, out, {"overrides": []}, profile_lengths=(16,))
