@@ -2,8 +2,9 @@
 # Fair step time in one GPU job (issue 18): the rollout once per length (bench/step_generate.py), then each
 # algorithm's training phases on that same rollout, one process per algorithm (bench/step_phases.py).
 #   bash bench/run_step_phases.sh generate        inputs + rollouts at every length      (~6 min on an H200)
-#   bash bench/run_step_phases.sh launch          training phases in the background, one algorithm after another
-#                                                 (PROFILE_LENGTHS="2048": one extra, profiled step at 2K each)
+#   bash bench/run_step_phases.sh launch          training phases in the background, one algorithm after another;
+#                                                 PROFILE_LENGTHS="2048": then, once every timing is done, one
+#                                                 process per algorithm for a profiled 2K step (PROFILE_TIMEOUT each)
 #   WAIT_S=500 bash bench/run_step_phases.sh wait  wait for them (at most WAIT_S), then pack step_phases.tar.gz
 # Files live in $WORK (kept between device calls); what a call should bring back is copied to $OUT.
 # Summarise with: python bench/step_time_fair.py --phases <unpacked folder> --out bench/results/step_time_fair
@@ -26,20 +27,26 @@ case ${1:-} in
     cp "$WORK"/rollouts.* "$WORK/generate.log" "$OUT/" 2>/dev/null; true ;;
   launch)
     # setsid: the device machine ends a call's process group when the call returns; this one must outlive it
+    # profiles last, each under its own timeout: a slow profile must never cost a timing
     # shellcheck disable=SC2086
     setsid nohup bash -c "for algo in $ALGOS; do
         timeout ${PHASE_TIMEOUT:-900} python3 bench/step_phases.py --algo \$algo --rollouts '$WORK/rollouts.pt' \
-          --model-dir '$MODEL' --lengths $LENGTHS --iters $ITERS --profile-lengths ${PROFILE_LENGTHS:-} \
-          --out '$WORK/phases_'\$algo.json \
+          --model-dir '$MODEL' --lengths $LENGTHS --iters $ITERS --out '$WORK/phases_'\$algo.json \
           > '$WORK/phases_'\$algo.log 2>&1
         echo \"\$algo rc=\$?\" >> '$WORK/phases_done.txt'
+      done
+      for algo in ${PROFILE_LENGTHS:+$ALGOS}; do
+        timeout ${PROFILE_TIMEOUT:-300} python3 bench/step_phases.py --algo \$algo --rollouts '$WORK/rollouts.pt' \
+          --model-dir '$MODEL' --lengths ${PROFILE_LENGTHS:-} --profile-only --out '$WORK/profile_'\$algo.json \
+          > '$WORK/profile_'\$algo.log 2>&1
+        echo \"profile \$algo rc=\$?\" >> '$WORK/phases_done.txt'
       done; echo all >> '$WORK/phases_done.txt'" > /dev/null 2>&1 < /dev/null &
     echo "launched: $ALGOS" ;;
   wait)
     end=$(( $(date +%s) + ${WAIT_S:-500} ))
     while ! grep -q '^all' "$WORK/phases_done.txt" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do sleep 5; done
     cat "$WORK/phases_done.txt" 2>/dev/null
-    for f in "$WORK"/phases_*.log; do echo "== $f"; grep -E " iter |Error|error" "$f" | tail -8; done
+    for f in "$WORK"/phases_*.log "$WORK"/profile_*.log; do echo "== $f"; grep -E " iter |Error|error" "$f" | tail -8; done
     tar -czf "$OUT/step_phases.tar.gz" -C "$WORK" --exclude rollouts.pt . ;;
   *) echo "usage: $0 generate|launch|wait" >&2; exit 2 ;;
 esac

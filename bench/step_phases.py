@@ -91,22 +91,28 @@ def single_process_env() -> None:
 
 
 def profile_step(batch, worker, sdpo_enabled: bool, path: Path) -> None:
-    """One more step (not in the timings) under torch's profiler: the 40 costliest operators by device time (CPU
-    time without a GPU), self and total, to `path`."""
+    """One more step (not in the timings) under torch's profiler: the 40 costliest kernels by device time (operators by
+    CPU time without a GPU) to `path`. GPU kernels only: with CPU operators too, the 2K step of the first 2026-12-04
+    job had not written its table after 7 minutes."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
-    with profile(activities=activities) as prof:
+    on_gpu = torch.cuda.is_available()
+    with profile(activities=[ProfilerActivity.CUDA] if on_gpu else [ProfilerActivity.CPU]) as prof:
         batch.step(worker, sdpo_enabled=sdpo_enabled)
-    sort_by = "self_cuda_time_total" if torch.cuda.is_available() else "self_cpu_time_total"
+    sort_by = "self_cuda_time_total" if on_gpu else "self_cpu_time_total"
     path.write_text(prof.key_averages().table(sort_by=sort_by, row_limit=40, max_name_column_width=60))
+
+
+def alloc_retries(device) -> int:
+    """How often the caching allocator has freed its cache and retried an allocation (each one a device sync)."""
+    return int(device.memory_stats().get("num_alloc_retries", 0))
 
 
 def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int], solved_groups: int,
             out: Path, header: dict, profile_lengths: tuple[int, ...] = ()) -> None:
     """Writes `out` after every step, so a run cut short keeps the steps it finished; for each length in
-    `profile_lengths`, then a profiled step (`profile_step`) to <out stem>_r<length>_profile.txt."""
+    `profile_lengths`, then a profiled step (`profile_step`) to <out stem>_r<length>.txt."""
     from step_batch import StepBatch
     from verl.utils.device import get_torch_device
 
@@ -129,7 +135,9 @@ def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int]
         for it in range(steps):
             device = get_torch_device()
             device.reset_peak_memory_stats()
+            retries = alloc_retries(device)
             phases, metrics = batch.step(worker, sdpo_enabled=sdpo_enabled)
+            phases["alloc_retries"] = alloc_retries(device) - retries
             phases["peak_allocated_gb"] = round(device.max_memory_allocated() / 2**30, 2)
             phases["peak_reserved_gb"] = round(device.max_memory_reserved() / 2**30, 2)
             runs.append(phases)
@@ -138,7 +146,7 @@ def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int]
             print(f"{algo} r{length} iter {it + 1}/{steps}: " + ", ".join(f"{k} {v}" for k, v in phases.items()),
                   flush=True)
         if length in profile_lengths:
-            profile_step(batch, worker, sdpo_enabled, out.with_name(f"{out.stem}_r{length}_profile.txt"))
+            profile_step(batch, worker, sdpo_enabled, out.with_name(f"{out.stem}_r{length}.txt"))
             progress(f"r{length} profiled")
 
 
@@ -151,15 +159,19 @@ def main() -> None:
     parser.add_argument("--iters", type=int, nargs="+", default=[3],
                         help="steps per length (one value: the same for all); the first is warm-up")
     parser.add_argument("--solved-groups", type=int, default=4, help="groups with one correct sample")
-    parser.add_argument("--profile-lengths", type=int, nargs="*", default=[],
-                        help="lengths that get one extra, profiled step after the timed ones")
+    parser.add_argument("--profile-only", action="store_true",
+                        help="per length, one warm-up step, then one profiled step to <out stem>_r<length>.txt "
+                             "(--iters is ignored)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
     import torch
 
     iters = args.iters * len(args.lengths) if len(args.iters) == 1 else args.iters
-    if len(iters) != len(args.lengths) or min(iters) < 2:
+    profile_lengths: tuple[int, ...] = ()
+    if args.profile_only:
+        iters, profile_lengths = [1] * len(args.lengths), tuple(args.lengths)
+    elif len(iters) != len(args.lengths) or min(iters) < 2:
         parser.error("--iters: one value, or one per length; at least 2 (the first step is warm-up)")
     progress("imports done")
     rollouts = torch.load(args.rollouts, weights_only=False)
@@ -170,7 +182,7 @@ def main() -> None:
     single_process_env()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     measure(args.algo, cfg, rollouts, args.lengths, iters, args.solved_groups, args.out,
-            {"overrides": cfg_overrides, "solved_groups": args.solved_groups}, tuple(args.profile_lengths))
+            {"overrides": cfg_overrides, "solved_groups": args.solved_groups}, profile_lengths)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,8 @@ def summarise_algo(run: dict, length: str, gen_s: float) -> dict | None:
         "tokens_per_s": round(tokens / phase_s["step"], 1),
         "peak_allocated_gb": max(it["peak_allocated_gb"] for it in measured),
         "peak_reserved_gb": max(it["peak_reserved_gb"] for it in measured),
+        # allocator cache flushes per step (each a device sync); absent from runs before 2026-12-04 12:30 UTC
+        "alloc_retries_per_step": [it["alloc_retries"] for it in measured if "alloc_retries" in it],
         "samples": row["samples"], "prompt_tokens": row["prompt_tokens"], "response_tokens": row["response_tokens"],
         "distilled_sample_fraction": metrics.get("sdpo_lean/distilled_sample_fraction"),
         "init_s": run["init_s"],

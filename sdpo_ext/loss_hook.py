@@ -44,8 +44,9 @@ from sdpo_ext.loss import (
 )
 from sdpo_ext.packed_rows import response_logit_rows
 
-# rows per fp32 softmax block when measuring entropies (bounds the extra memory to ENTROPY_CHUNK_ROWS x vocab)
-ENTROPY_CHUNK_ROWS = 256
+# rows per fp32 block of every full-vocabulary softmax in the hook (top-K, gathers, entropies): each transient is
+# SOFTMAX_CHUNK_ROWS x vocab x 4 bytes (0.6 GB at Qwen3's 151,936) rather than rows x vocab (5 GB for an 8K reply)
+SOFTMAX_CHUNK_ROWS = 1024
 # meta of a forward that only wants the per-token log-probs (the old log-prob pass, sdpo_ext.worker)
 LOG_PROBS_ONLY = "sdpo_log_probs_only"
 
@@ -121,8 +122,8 @@ class SDPOLoss:
             div, teacher_token = self._divergence(student, teacher, labels)
             div_rows = div_rows.index_put((rows[keep],), div.float())
             teacher_token_rows[rows[keep]] = teacher_token.float()
-            teacher_entropy_rows[rows[keep]] = entropy(teacher, ENTROPY_CHUNK_ROWS)
-            student_entropy_rows[rows[keep]] = entropy(student, ENTROPY_CHUNK_ROWS)
+            teacher_entropy_rows[rows[keep]] = entropy(teacher, SOFTMAX_CHUNK_ROWS)
+            student_entropy_rows[rows[keep]] = entropy(student, SOFTMAX_CHUNK_ROWS)
         out = {
             "sdpo_divergence": div_rows.unsqueeze(0),
             "sdpo_teacher_token_logp": teacher_token_rows.unsqueeze(0),
@@ -137,12 +138,12 @@ class SDPOLoss:
     def _log_probs(logits: torch.Tensor, data: TensorDict) -> torch.Tensor:
         """Each packed row's log-prob of the next token (verl's rolled labels; a sequence's last row is unused)."""
         labels = torch.roll(data["input_ids"].values(), shifts=-1).to(logits.device)
-        return token_log_probs(logits, labels, fp32=verl_log_probs_in_fp32())
+        return token_log_probs(logits, labels, fp32=verl_log_probs_in_fp32(), chunk_rows=SOFTMAX_CHUNK_ROWS)
 
     def _divergence(self, student: torch.Tensor, teacher: torch.Tensor, labels: torch.Tensor):
         """(per-row divergence, teacher log-prob of the sampled token) on the chosen support."""
         labels = labels.unsqueeze(-1)
-        teacher_token = gather_logp(teacher, labels).squeeze(-1).detach()
+        teacher_token = gather_logp(teacher, labels, chunk_rows=SOFTMAX_CHUNK_ROWS).squeeze(-1).detach()
         mode = self.sdpo.distillation_mode
         if mode == "token":
             return torch.zeros_like(teacher_token), teacher_token
@@ -150,8 +151,8 @@ class SDPOLoss:
             student_logp = full_log_softmax(student)
             teacher_logp = full_log_softmax(teacher).detach()
         else:
-            student_logp, ids = student_topk(student, self.sdpo.topk)
-            teacher_logp = gather_logp(teacher, ids).detach()
+            student_logp, ids = student_topk(student, self.sdpo.topk, chunk_rows=SOFTMAX_CHUNK_ROWS)
+            teacher_logp = gather_logp(teacher, ids, chunk_rows=SOFTMAX_CHUNK_ROWS).detach()
         return divergence(student_logp, teacher_logp, self.sdpo.alpha, add_tail=self.sdpo.add_tail), teacher_token
 
     # ---------------------------------------------------------------- loss (after the forward)

@@ -24,7 +24,7 @@ def write_phases(folder: Path, algo: str, updates: list[float], length: str = "2
     """bench/step_phases.py's output: one entry per step; old log-prob 5 s, prepare 0.5 s, advantages 0.1 s."""
     nested = {"sdpo_teacher_forward": 4.0, "sdpo_ema_update": 0.01} if algo.startswith("sdpo") else {}
     steps = [{"sdpo_prepare": 0.5, "old_log_prob": 5.0, "adv": 0.1, "update_actor": u, "peak_allocated_gb": 40.0 + i,
-              "peak_reserved_gb": 50.0, **nested} for i, u in enumerate(updates)]
+              "peak_reserved_gb": 50.0, "alloc_retries": 3 * i, **nested} for i, u in enumerate(updates)]
     run = {"algo": algo, "init_s": 30.0, "overrides": [f"+recipe={algo}"], "lengths": {length: {
         "iterations": steps, "samples": 64, "prompt_tokens": 64_000, "response_tokens": 128_000, "metrics": {}}}}
     (folder / f"phases_{algo}.json").write_text(json.dumps(run))
@@ -56,6 +56,7 @@ def test_ratios_use_grpos_fastest_configuration_and_steps_after_the_first(tmp_pa
     assert row["ratio_srpo_over_grpo"] == round((14.4 + 5.6 + 33.0) / fused_step, 3)
     assert row["sdpo"]["tokens_per_s"] == round(192_000 / (14.4 + 5.6 + 35.0), 1)
     assert row["sdpo"]["peak_allocated_gb"] == 42.0                     # the largest of the measured steps
+    assert row["sdpo"]["alloc_retries_per_step"] == [3, 6]             # steps 2..N, not the warm-up
     assert out.with_suffix(".png").stat().st_size > 0
 
 

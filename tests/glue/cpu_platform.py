@@ -46,15 +46,16 @@ def _nothing(*args, **kwargs) -> None:
 
 
 def _cpu_device_module() -> ModuleType:
-    """torch.cpu plus what verl calls on `get_torch_device()` and torch.cpu lacks: memory statistics (0: nothing is
-    accounted on CPU), `mem_get_info` ((0, 0)), cache and IPC hooks (no-ops), the device name ("CPU"), and the RNG
-    state (torch's global one)."""
+    """torch.cpu plus what verl and the benchmark call on `get_torch_device()` and torch.cpu lacks: memory
+    statistics (0 or {}: nothing is accounted on CPU), `mem_get_info` ((0, 0)), cache and IPC hooks (no-ops), the
+    device name ("CPU"), and the RNG state (torch's global one)."""
     module = ModuleType("cpu_device_module")
     module.__dict__.update({k: v for k, v in vars(torch.cpu).items() if not k.startswith("__")})
     for name in ("memory_allocated", "memory_reserved", "max_memory_allocated", "max_memory_reserved"):
         setattr(module, name, _zero)
     for name in ("empty_cache", "ipc_collect", "reset_peak_memory_stats"):
         setattr(module, name, _nothing)
+    module.memory_stats = lambda *args, **kwargs: {}
     module.mem_get_info = lambda *args, **kwargs: (0, 0)
     module.get_device_name = lambda *args, **kwargs: "CPU"  # verl's MFU: unknown device -> peak FLOPS inf
     module.get_rng_state = lambda *args, **kwargs: torch.get_rng_state()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import LlamaConfig, LlamaForCausalLM
 from verl.utils import tensordict_utils as tu
 from verl.utils.torch_functional import logprobs_from_logits
@@ -162,3 +163,41 @@ def test_the_hook_uses_fp32_exactly_where_verl_would(monkeypatch, flash, disable
     monkeypatch.setattr(torch_functional, "NPU_CROSS_ENTROPY_LOSS_AVAILABLE", npu)
     monkeypatch.setenv("VERL_DISABLE_FLASH_ATTN_CE", disabled)
     assert verl_log_probs_in_fp32() is fp32
+
+
+class _LargestFp32VocabBlock(TorchDispatchMode):
+    """Records the most rows of any fp32 [rows, VOCAB] tensor an operator returns (forward and backward)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, torch.Tensor) and t.dtype == torch.float32 and t.dim() == 2 and t.shape[-1] == VOCAB:
+                self.rows = max(self.rows, t.shape[0])
+        return out
+
+
+@pytest.mark.parametrize("fp32_log_probs", [False, True])
+def test_no_full_vocabulary_fp32_block_is_larger_than_the_chunk(model, monkeypatch, fp32_log_probs):
+    """bf16 logits, as on the GPU: every fp32 softmax block of the hook (top-K, teacher gathers, entropies, the
+    per-token log-probs), forward and backward, stays within SOFTMAX_CHUNK_ROWS rows."""
+    from sdpo_ext import loss_hook
+
+    monkeypatch.setattr(loss_hook, "SOFTMAX_CHUNK_ROWS", 2)
+    monkeypatch.setattr(loss_hook, "verl_log_probs_in_fp32", lambda: fp32_log_probs)
+    data, _, _, _ = make_batch([1, 1, 1])
+    tu.assign_non_tensor(data, distillation_only=True)
+    logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach()
+    student = logits.to(torch.bfloat16).requires_grad_(True)
+    loss_fn = sdpo_loss(model)
+    teacher = loss_fn.teacher_logits(data, data["sdpo_mask"].bool()).to(torch.bfloat16)  # the model's, not the hook's
+    loss_fn.teacher_logits = lambda d, a: teacher
+    largest = _LargestFp32VocabBlock()
+    with largest:
+        out = loss_fn(student_logits=student.unsqueeze(0), data=data)
+        (out["sdpo_divergence"].sum() + out["log_probs"].sum()).backward()
+    assert student.grad is not None and student.grad.abs().sum() > 0
+    assert 0 < largest.rows <= 2

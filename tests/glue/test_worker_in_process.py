@@ -154,5 +154,6 @@ def test_the_benchmark_writes_every_step_and_a_profile(model_dir, smollm2_tokeni
     run = json.loads(out.read_text())
     steps = run["lengths"]["16"]["iterations"]
     assert len(steps) == 2 and all(s["update_actor"] > 0 and s["sdpo_teacher_forward"] > 0 for s in steps)
+    assert all(s["alloc_retries"] == 0 for s in steps)  # nothing is accounted on CPU
     assert run["lengths"]["16"]["solved_fraction"] == 1 / 8
-    assert "aten::" in (tmp_path / "phases_sdpo_r16_profile.txt").read_text()
+    assert "aten::" in (tmp_path / "phases_sdpo_r16.txt").read_text()
