@@ -10,7 +10,7 @@
 # Summarise with: python bench/step_time_fair.py --phases <unpacked folder> --out bench/results/step_time_fair
 set -uo pipefail
 WORK=${WORK:-/tmp/step_phases}; OUT=${OUT:-$WORK}; mkdir -p "$WORK" "$OUT"
-LENGTHS=${LENGTHS:-"2048 8192"}; ALGOS=${ALGOS:-"grpo_fused sdpo srpo grpo_fused_triton grpo"}; ITERS=${ITERS:-"3 2"}
+LENGTHS=${LENGTHS:-"2048 8192"}; ALGOS=${ALGOS:-"grpo_fused sdpo sdpo_shared_prefix srpo grpo_fused_triton grpo"}; ITERS=${ITERS:-"3 2"}
 MODEL=${MODEL:-/tmp/qwen3_1p7b_random}; DATA=${DATA:-/tmp/step_data}
 export SDPO_DATA_DIR=$DATA SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs} VLLM_WORKER_MULTIPROC_METHOD=spawn
 case ${1:-} in

@@ -20,7 +20,7 @@ Configuration (every algorithm): the recipe, plus the fastest settings this devi
 gives torch's SDPA its causal flash kernel (no mask); packing several sequences would need flash-attn's varlen
 kernel, as SDPA would attend across them. `grpo_fused` adds verl's fused log-prob kernels, which the SDPO family
 cannot use (its loss reads the logits), with verl's default torch implementation; `grpo_fused_triton` with its
-triton one.
+triton one. `sdpo_shared_prefix` computes each group's shared teacher-prompt prefix once (sdpo_ext.shared_prefix).
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ ALGOS: dict[str, tuple[str, tuple[str, ...]]] = {
     "grpo_fused_triton": ("grpo_kimina_1_7b", ("actor_rollout_ref.model.use_fused_kernels=true",
                                                "actor_rollout_ref.model.fused_kernel_options.impl_backend=triton")),
     "sdpo": ("sdpo_kimina_1_7b", ()),
+    "sdpo_shared_prefix": ("sdpo_kimina_1_7b", ("actor_rollout_ref.actor.sdpo.teacher.share_prompt_prefix=true",)),
     "srpo": ("srpo_kimina_1_7b", ()),
 }
 FAST = (  # padding removed: the kimina recipes' setting

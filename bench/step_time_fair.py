@@ -23,6 +23,8 @@ CONFIGS = {
     "grpo_fused": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, torch backend)",
     "grpo_fused_triton": "GRPO with verl's fused log-prob kernels (use_fused_kernels=true, triton backend)",
     "sdpo": "SDPO as the recipes run it (padding removed)",
+    "sdpo_shared_prefix": "SDPO with each group's shared teacher-prompt prefix computed once "
+                          "(sdpo.teacher.share_prompt_prefix=true)",
     "srpo": "SRPO as the recipes run it (padding removed)",
 }
 FAMILIES = ("grpo", "sdpo", "srpo")

@@ -30,16 +30,23 @@ class SDPOTeacherConfig(BaseConfig):
     ema: EMA copy of the policy in verl's reference slot, θ_T ← (1−r)θ_T + rθ_S after every update.
     trust_region: teacher logits = lerp(ref_logits, policy_logits, r) with a frozen reference.
     frozen: the initial model. live: the current policy (no regularisation; the paper's Table 4 shows it diverges).
+    share_prompt_prefix: compute the prefix a group's teacher prompts share once per group (sdpo_ext.shared_prefix);
+    the same logits up to rounding. For the teachers whose weights are fixed during the update (ema, frozen with a
+    reference model). Off by default until measured on a GPU (bench/step_phases.py, `sdpo_shared_prefix`).
     """
 
     mode: str = "ema"
     update_rate: float = 0.05
+    share_prompt_prefix: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in TEACHER_MODES:
             raise ValueError(f"sdpo.teacher.mode must be one of {TEACHER_MODES}, got {self.mode!r}")
         if not 0.0 <= self.update_rate <= 1.0:
             raise ValueError(f"sdpo.teacher.update_rate must be in [0, 1], got {self.update_rate}")
+        if self.share_prompt_prefix and self.mode not in ("ema", "frozen"):
+            raise ValueError(f"sdpo.teacher.share_prompt_prefix needs a teacher fixed during the update (ema or "
+                             f"frozen), got mode={self.mode!r}")
 
     @property
     def needs_reference_model(self) -> bool:

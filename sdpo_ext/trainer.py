@@ -5,7 +5,8 @@ Per step, after the rewards (with Lean feedback) are in TransferQueue and before
    never trained on and never enter a GRPO baseline (`grpo_valid`);
 2. every attempt is appended to the attempt log; in TTRL mode a valid proof ends the run after this step;
 3. SDPO only: the teacher prompt of every sample is built on the driver (sdpo_ext.reprompt) and stored as
-   `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]); the worker's loss hook scores the same response tokens
+   `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]) (with `sdpo.teacher.share_prompt_prefix`, also each sample's
+   prefix shared with its group, sdpo_ext.shared_prefix); the worker's loss hook scores the same response tokens
    under that prompt with the teacher weights inside each training micro-batch.
 After the actor update the EMA teacher is advanced (ema mode). Validation adds unbiased pass@k and mean@n over the
 judged samples to verl's metrics.
@@ -37,6 +38,7 @@ from sdpo_attempts.log import AttemptLog
 from sdpo_ext.packed_rows import jagged
 from sdpo_ext.reprompt import build_teacher_batch
 from sdpo_ext.routing import sample_weights
+from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, group_prefix_lengths
 from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
 from sdpo_ext.val_metrics import validation_pass_at_k
 
@@ -264,12 +266,18 @@ class SDPOTrainer(PPOTrainerSync):
             torch.tensor(ids, dtype=torch.int64) if ids is not None else prompt  # masked: placeholder, never used
             for ids, prompt in zip(teacher.prompt_ids, prompts)
         ]
-        return {
+        fields = {
             "teacher_prompt_ids": jagged(rows),
             "sdpo_mask": torch.tensor(mask, dtype=torch.float32),
             "sdpo_distill_weight": torch.tensor(weights.distill, dtype=torch.float32),
             "sdpo_pg_weight": torch.tensor(weights.policy_gradient, dtype=torch.float32),
         }
+        if cfg.teacher.share_prompt_prefix:
+            shared = group_prefix_lengths(teacher.prompt_ids, _as_list(data["uid"]), mask)
+            fields[TEACHER_PREFIX_LEN] = torch.tensor(shared, dtype=torch.int64)
+            teacher_tokens = sum(len(ids) for ids, on in zip(teacher.prompt_ids, mask) if on)
+            metrics["sdpo_lean/teacher_prompt_shared_fraction"] = sum(shared) / max(1, teacher_tokens)
+        return fields
 
     def _update_actor(self, batch, metrics: dict):
         if not self.sdpo_enabled:

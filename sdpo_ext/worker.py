@@ -7,6 +7,9 @@ weights (no grad) on [teacher prompt | same response tokens] through the teacher
 remove-padding, temperature scaling and autocast are verl's). This is the authors' design (teacher forward per
 micro-batch, support from the current student) and it inherits verl's scaling: FSDP sharding, any micro-batch size,
 dynamic batch size, Ray placement. Ulysses sequence parallelism is not supported for the teacher forward (clear error).
+With `sdpo.teacher.share_prompt_prefix` the teacher instead calls its module directly, sample by sample, on top of
+the KV cache of its group's shared prompt prefix (sdpo_ext.shared_prefix), as verl's forward_step calls it
+(autocast, temperature scaling).
 """
 from __future__ import annotations
 
@@ -19,11 +22,13 @@ import torch
 from tensordict import TensorDict
 from verl.single_controller.base.decorator import Dispatch, make_nd_compute_dataproto_dispatch_fn, register
 from verl.utils import tensordict_utils as tu
+from verl.utils.device import get_device_name
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
 from sdpo_ext.config import SDPOActorConfig
 from sdpo_ext.loss_hook import LOG_PROBS_ONLY, SDPOLoss
 from sdpo_ext.packed_rows import jagged, response_logit_rows
+from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, PrefixKVCache
 from sdpo_ext.teacher import ema_update_, trust_region_logits
 
 logger = logging.getLogger(__name__)
@@ -45,10 +50,16 @@ class _LogitRowsCapture:
         return torch.zeros((), device=self.logits.device), {}
 
 
+def _scaled(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """logits / T in the logits' dtype, as verl's engine scales them (none at T = 1)."""
+    return logits if temperature == 1.0 else logits / torch.tensor(max(temperature, 1e-8), dtype=logits.dtype)
+
+
 class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
     """Adds the SDPO loss hook and the teacher (EMA / trust-region / frozen / live) to verl's worker."""
 
     sdpo_config: Optional[SDPOActorConfig] = None
+    prefix_cache: Optional[PrefixKVCache] = None  # with sdpo.teacher.share_prompt_prefix
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def init_model(self):
@@ -67,6 +78,11 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
                 f"sdpo.teacher.mode={mode} needs a separate reference model; with LoRA use mode=frozen "
                 "(base model with the adapter disabled) or live"
             )
+        if actor_config.sdpo.teacher.share_prompt_prefix:
+            if self.ref is None:
+                raise RuntimeError("sdpo.teacher.share_prompt_prefix needs the teacher in a separate reference model "
+                                   "(not LoRA's adapter-disabled base model)")
+            self.prefix_cache = PrefixKVCache()
         self.actor.set_loss_fn(SDPOLoss(actor_config, self._teacher_response_logits))
         logger.info("sdpo-lean: SDPO loss installed (teacher=%s, mode=%s)", mode, actor_config.sdpo.distillation_mode)
 
@@ -78,6 +94,8 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         if self.sdpo_config is not None and not tu.get_non_tensor_data(data, "compute_loss", True):
             tu.assign_non_tensor(data, compute_loss=True, distillation_use_topk=True, distillation_only=True,
                                  **{LOG_PROBS_ONLY: True})
+        if self.prefix_cache is not None:  # a new step: no prefix of the last one comes back
+            self.prefix_cache.clear()
         return super().compute_log_prob(data)
 
     # ---------------------------------------------------------------- teacher forward
@@ -117,6 +135,8 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
 
     def _teacher_response_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> torch.Tensor:
         """Teacher logits (temperature-scaled) at the rows predicting each active sample's response tokens."""
+        if self.prefix_cache is not None and TEACHER_PREFIX_LEN in micro_batch.keys():
+            return self._shared_prefix_logits(micro_batch, active)
         batch, rows = self._teacher_batch(micro_batch, active)
         teacher = self.sdpo_config.sdpo.teacher
         actor_engine = self.actor.engine
@@ -130,6 +150,40 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
             current = self._forward_rows(actor_engine, batch, rows, eval_ctx=False)
             return trust_region_logits(reference, current, teacher.update_rate)
         return reference
+
+    def _shared_prefix_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> torch.Tensor:
+        """`_teacher_response_logits` with each group's shared prompt prefix computed once: per active sample, the
+        prefix's KV cache (computed, or reused from the group's previous sample), then the rest of [teacher prompt |
+        response] on top of it at positions P.. (P = the shared length; 0: the whole sequence, no cache)."""
+        engine = self.ref.engine
+        dtype = getattr(engine, "_autocast_dtype", torch.bfloat16)  # verl's forward_step reads it the same way
+        autocast = nullcontext() if dtype == torch.float32 else torch.autocast(get_device_name(), dtype=dtype)
+        prompts = micro_batch["teacher_prompt_ids"].unbind()
+        responses = micro_batch["responses"].unbind()
+        shared = micro_batch[TEACHER_PREFIX_LEN].tolist()
+        temperature = micro_batch["temperature"]
+
+        def forward(ids: torch.Tensor, start: int, cache=None, keep: bool = False):
+            positions = torch.arange(start, start + len(ids), device=ids.device)
+            return engine.module(input_ids=ids[None], position_ids=positions[None], past_key_values=cache,
+                                 use_cache=keep)
+
+        rows = []
+        with torch.no_grad(), engine.eval_mode(), autocast:
+            for i in active.nonzero().squeeze(-1).tolist():
+                prompt, response, length = prompts[i].to(responses[i].device), responses[i], int(shared[i])
+                sequence = torch.cat([prompt, response])
+                if length:
+                    cache = self.prefix_cache.get(prompt[:length],
+                                                  lambda p: forward(p, 0, keep=True).past_key_values)
+                    logits = forward(sequence[length:], length, cache, keep=True).logits[0]
+                    cache.crop(length)
+                else:
+                    logits = forward(sequence, 0).logits[0]
+                start = len(prompt) - 1 - length
+                t = temperature[i] if isinstance(temperature, torch.Tensor) and temperature.dim() > 0 else temperature
+                rows.append(_scaled(logits[start:start + len(response)], float(t)))
+        return torch.cat(rows)
 
     # ---------------------------------------------------------------- EMA teacher
     def _paired_parameters(self):
@@ -147,6 +201,8 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         _, teacher, student = self._paired_parameters()
         local = lambda ps: [p.to_local() if hasattr(p, "to_local") else p for p in ps]  # noqa: E731
         ema_update_(local(teacher), local(student), self.sdpo_config.sdpo.teacher.update_rate)
+        if self.prefix_cache is not None:  # cached for the old weights
+            self.prefix_cache.clear()
 
     def _teacher_state_path(self, local_path: str) -> str:
         return os.path.join(local_path, TEACHER_STATE_DIR, f"rank_{self.rank}.pt")

@@ -157,3 +157,34 @@ def test_the_benchmark_writes_every_step_and_a_profile(model_dir, smollm2_tokeni
     assert all(s["alloc_retries"] == 0 for s in steps)  # nothing is accounted on CPU
     assert run["lengths"]["16"]["solved_fraction"] == 1 / 8
     assert "aten::" in (tmp_path / "phases_sdpo_r16.txt").read_text()
+
+
+def test_a_shared_teacher_prefix_gives_the_teacher_logits_of_the_whole_sequence(model_dir, smollm2_tokenizer, cpu,
+                                                                                 monkeypatch):
+    """sdpo.teacher.share_prompt_prefix: each group's shared prompt prefix is computed once and reused, and the
+    teacher logits are those of [teacher prompt | response] through verl's forward_step, within one bf16 rounding
+    step (the model computes in bf16 here, as on the GPU); so is the SDPO loss."""
+    from sdpo_ext import shared_prefix
+    from sdpo_ext.worker import SDPOActorRolloutRefWorker
+
+    monkeypatch.setattr(shared_prefix, "MIN_SHARED_PREFIX", 16)  # this test's teacher prompts: 63 and 86 tokens
+    teacher_forward = SDPOActorRolloutRefWorker._teacher_response_logits
+
+    def step(algo: str) -> tuple[list[torch.Tensor], dict[str, float], object]:
+        seen: list[torch.Tensor] = []
+        monkeypatch.setattr(SDPOActorRolloutRefWorker, "_teacher_response_logits",
+                            lambda self, mb, active: seen.append(teacher_forward(self, mb, active)) or seen[-1])
+        batch = step_batch(algo, model_dir, smollm2_tokenizer)
+        worker = worker_for(batch, algo)
+        _, metrics = batch.step(worker, sdpo_enabled=True)
+        return seen, metrics, worker.prefix_cache
+
+    shared, shared_metrics, cache = step("sdpo_shared_prefix")
+    whole, whole_metrics, no_cache = step("sdpo")
+    assert no_cache is None and cache.computed == 2 and cache.reused == 5  # 2 groups, 7 distilled samples
+    assert shared_metrics["sdpo_lean/teacher_prompt_shared_fraction"] > 0.9
+    assert len(shared) == len(whole) == 7
+    for a, b in zip(shared, whole):
+        assert a.dtype == b.dtype == torch.bfloat16
+        torch.testing.assert_close(a.float(), b.float(), rtol=0, atol=2**-7 * b.float().abs().max().item())
+    assert shared_metrics["actor/sdpo/loss"] == pytest.approx(whole_metrics["actor/sdpo/loss"], rel=1e-2)

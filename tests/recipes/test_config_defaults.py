@@ -81,6 +81,10 @@ def test_sdpo_config_types_its_teacher_and_reprompt_blocks():
     with pytest.raises(ValueError, match="sdpo.teacher.update_rate"):
         SDPOTeacherConfig(update_rate=-0.1)
     assert not SDPOTeacherConfig(mode="live").needs_reference_model
+    for mode in ("trust_region", "live"):  # their teacher weights change during the update: no cached prefix
+        with pytest.raises(ValueError, match="share_prompt_prefix"):
+            SDPOTeacherConfig(mode=mode, share_prompt_prefix=True)
+    assert SDPOTeacherConfig(mode="frozen", share_prompt_prefix=True).share_prompt_prefix
 
 
 @pytest.mark.parametrize("policy_loss, expected", [({"loss_mode": "sdpo"}, True), ({"loss_mode": "vanilla"}, False),

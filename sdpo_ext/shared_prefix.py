@@ -1,0 +1,76 @@
+"""Teacher prompts that share a prefix within a group, and the teacher's KV cache of that prefix.
+
+A group's teacher prompts start alike: the chat template and the original prompt; in a solved group every failed
+sample is shown the same sibling's proof, so their teacher prompts are identical. With
+`sdpo.teacher.share_prompt_prefix` the teacher forward computes that prefix once per group and, per sample, only the
+rest: the logits at the response rows are those of the whole sequence (same tokens, positions and causal attention),
+up to rounding.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Optional
+
+import numpy as np
+import torch
+
+# tokens: a shorter shared prefix is not worth a cached forward
+MIN_SHARED_PREFIX = 64
+# the batch field (int64 [B]) the driver sends: each sample's shared prefix length (0: none)
+TEACHER_PREFIX_LEN = "sdpo_teacher_prefix_len"
+
+
+def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
+    n = min(len(a), len(b))
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if len(differ) else n
+
+
+def group_prefix_lengths(prompts: Sequence[Optional[Sequence[int]]], uids: Sequence[Hashable],
+                         active: Sequence[bool]) -> list[int]:
+    """Per sample, the tokens its teacher prompt shares with every other active teacher prompt of its group, at most
+    its length - 1 (so the row predicting its first response token is computed with the rest of the prompt). 0 for an
+    inactive sample, the only active sample of its group, or a shared prefix under MIN_SHARED_PREFIX tokens."""
+    if not len(prompts) == len(uids) == len(active):
+        raise ValueError(f"prompts, uids and active differ in length: {len(prompts)}, {len(uids)}, {len(active)}")
+    groups: dict[Hashable, list[int]] = {}
+    for i, (uid, on) in enumerate(zip(uids, active)):
+        if on:
+            if prompts[i] is None:
+                raise ValueError(f"sample {i} is active but has no teacher prompt")
+            groups.setdefault(uid, []).append(i)
+    lengths = [0] * len(prompts)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        ids = [np.asarray(prompts[i]) for i in members]
+        shared = min(_common_prefix(ids[0], other) for other in ids[1:])
+        for i, row in zip(members, ids):
+            length = min(shared, len(row) - 1)
+            lengths[i] = length if length >= MIN_SHARED_PREFIX else 0
+    return lengths
+
+
+class PrefixKVCache:
+    """The KV cache of the last prefix computed: one group at a time, since verl's micro-batches keep a group's
+    samples together (a shuffled mini-batch only costs hits). `clear()` whenever the teacher's weights change."""
+
+    def __init__(self):
+        self._prefix: Optional[torch.Tensor] = None
+        self._cache: Any = None
+        self.computed = 0  # prefix forwards
+        self.reused = 0  # samples that reused one
+
+    def get(self, prefix: torch.Tensor, compute: Callable[[torch.Tensor], Any]) -> Any:
+        """The cache of `prefix` (1-D token ids): the stored one if it is the same prefix, else `compute(prefix)`."""
+        if self._prefix is not None and torch.equal(self._prefix, prefix.cpu()):
+            self.reused += 1
+            return self._cache
+        self.clear()
+        self._cache = compute(prefix)
+        self._prefix = prefix.cpu().clone()
+        self.computed += 1
+        return self._cache
+
+    def clear(self) -> None:
+        self._prefix, self._cache = None, None
