@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 import torch
 from tensordict import TensorDict
@@ -79,7 +79,8 @@ class SDPOLoss:
     """Called twice per micro-batch by verl's FSDP engine: first with the student logits (per-token
     divergence against the teacher), then with the model outputs (aggregated loss + metrics)."""
 
-    def __init__(self, config: SDPOActorConfig, teacher_logits: Callable[[TensorDict, torch.Tensor], torch.Tensor]):
+    def __init__(self, config: SDPOActorConfig,
+                 teacher_logits: Callable[[TensorDict, torch.Tensor], Optional[torch.Tensor]]):
         self.config = config
         self.sdpo = config.sdpo
         # the hybrid's GRPO term: verl's ppo_loss with the vanilla policy loss (loss_mode=sdpo is only a guard)
@@ -110,12 +111,13 @@ class SDPOLoss:
         # engine a loss it can call backward() on (it crashed SC-SDPO at step 15 of the demo when every sample of a
         # micro-batch had distillation weight 0).
         div_rows = logits[:, 0].float() * 0.0
-        self._teacher_seconds = 0.0
-        if bool(active.any()):
+        # every micro-batch, even one with no distilled sample: the teacher's FSDP forward gathers its weights from
+        # all ranks, which must therefore run the same forwards (the teacher returns None for no sample)
+        start = _synchronized_clock()
+        teacher = self.teacher_logits(data, active)
+        self._teacher_seconds = _synchronized_clock() - start
+        if teacher is not None:
             labels = torch.cat([r for r, a in zip(responses.unbind(), active.tolist()) if a]).to(logits.device)
-            start = _synchronized_clock()
-            teacher = self.teacher_logits(data, active)
-            self._teacher_seconds = _synchronized_clock() - start
             if self.sdpo.teacher_temperature != 1.0:
                 teacher = teacher / self.sdpo.teacher_temperature
             student = logits[rows[keep]]

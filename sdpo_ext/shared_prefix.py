@@ -51,6 +51,17 @@ def group_prefix_lengths(prompts: Sequence[Optional[Sequence[int]]], uids: Seque
     return lengths
 
 
+def forward_calls(prefixes: Sequence[Optional[torch.Tensor]], cached: Optional[torch.Tensor]) -> int:
+    """Teacher module calls for samples with these shared prefixes (None: none), given the prefix in the cache: one
+    per sample, plus one per prefix that is not the last one cached (PrefixKVCache holds one)."""
+    calls, last = 0, cached
+    for prefix in prefixes:
+        calls += 1
+        if prefix is not None and not (last is not None and torch.equal(last, prefix.cpu())):
+            calls, last = calls + 1, prefix.cpu()
+    return calls
+
+
 class PrefixKVCache:
     """The KV cache of the last prefix computed: one group at a time, since verl's micro-batches keep a group's
     samples together (a shuffled mini-batch only costs hits). `clear()` whenever the teacher's weights change."""
@@ -71,6 +82,11 @@ class PrefixKVCache:
         self._prefix = prefix.cpu().clone()
         self.computed += 1
         return self._cache
+
+    @property
+    def prefix(self) -> Optional[torch.Tensor]:
+        """The cached prefix (CPU token ids), None when empty."""
+        return self._prefix
 
     def clear(self) -> None:
         self._prefix, self._cache = None, None

@@ -28,7 +28,7 @@ from verl.workers.engine_workers import ActorRolloutRefWorker
 from sdpo_ext.config import SDPOActorConfig
 from sdpo_ext.loss_hook import LOG_PROBS_ONLY, SDPOLoss
 from sdpo_ext.packed_rows import jagged, response_logit_rows
-from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, PrefixKVCache
+from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, PrefixKVCache, forward_calls
 from sdpo_ext.teacher import ema_update_, trust_region_logits
 
 logger = logging.getLogger(__name__)
@@ -48,6 +48,19 @@ class _LogitRowsCapture:
             self.logits = student_logits.squeeze(0)[self.rows.to(student_logits.device)]
             return {"sdpo_capture": torch.zeros_like(student_logits[..., 0])}
         return torch.zeros((), device=self.logits.device), {}
+
+
+def _world_size() -> int:
+    return torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+
+
+def _most_over_ranks(value: int, group) -> int:
+    """The largest `value` over the ranks of `group` (itself on one rank)."""
+    if _world_size() == 1:
+        return value
+    most = torch.tensor([value], device=get_device_name())
+    torch.distributed.all_reduce(most, op=torch.distributed.ReduceOp.MAX, group=group)
+    return int(most.item())
 
 
 def _scaled(logits: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -133,11 +146,20 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
             engine.forward_step(batch, loss_function=capture, forward_only=True)
         return capture.logits
 
-    def _teacher_response_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> torch.Tensor:
-        """Teacher logits (temperature-scaled) at the rows predicting each active sample's response tokens."""
+    def _teacher_response_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> Optional[torch.Tensor]:
+        """Teacher logits (temperature-scaled) at the rows predicting each active sample's response tokens; None when
+        no sample is active. Called for every micro-batch: on several ranks the teacher's FSDP forward gathers its
+        weights from all of them, so a rank without an active sample runs the same forwards on one token."""
         if self.prefix_cache is not None and TEACHER_PREFIX_LEN in micro_batch.keys():
             return self._shared_prefix_logits(micro_batch, active)
-        batch, rows = self._teacher_batch(micro_batch, active)
+        if not bool(active.any()):
+            if _world_size() > 1:
+                self._teacher_rows(*self._one_token_batch(micro_batch))
+            return None
+        return self._teacher_rows(*self._teacher_batch(micro_batch, active))
+
+    def _teacher_rows(self, batch: TensorDict, rows: torch.Tensor) -> torch.Tensor:
+        """The teacher's logits at `rows` of `batch`, by mode (one forward_step per engine it reads)."""
         teacher = self.sdpo_config.sdpo.teacher
         actor_engine = self.actor.engine
         if teacher.mode == "live":
@@ -151,10 +173,25 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
             return trust_region_logits(reference, current, teacher.update_rate)
         return reference
 
-    def _shared_prefix_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> torch.Tensor:
+    @staticmethod
+    def _one_token_batch(micro_batch: TensorDict) -> tuple[TensorDict, torch.Tensor]:
+        """A teacher batch of one token (the micro-batch's first), for a forward that only keeps ranks in step."""
+        token = micro_batch["input_ids"].unbind()[0][:1]
+        batch = tu.get_tensordict({"input_ids": jagged([token]), "position_ids": jagged([torch.zeros_like(token)])})
+        temperature = micro_batch["temperature"]
+        if isinstance(temperature, torch.Tensor) and temperature.dim() > 0:
+            temperature = temperature[:1]
+        tu.assign_non_tensor(batch, temperature=temperature, use_fused_kernels=False, calculate_entropy=False,
+                             use_remove_padding=tu.get_non_tensor_data(micro_batch, "use_remove_padding", True),
+                             pad_token_id=tu.get_non_tensor_data(micro_batch, "pad_token_id", 0),
+                             distillation_use_topk=True, distillation_only=True)
+        return batch, torch.zeros(1, dtype=torch.long)
+
+    def _shared_prefix_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> Optional[torch.Tensor]:
         """`_teacher_response_logits` with each group's shared prompt prefix computed once: per active sample, the
         prefix's KV cache (computed, or reused from the group's previous sample), then the rest of [teacher prompt |
-        response] on top of it at positions P.. (P = the shared length; 0: the whole sequence, no cache)."""
+        response] on top of it at positions P.. (P = the shared length; 0: the whole sequence, no cache). Ranks agree
+        first on the most module calls any of them makes; the others make up the difference on one token."""
         engine = self.ref.engine
         dtype = getattr(engine, "_autocast_dtype", torch.bfloat16)  # verl's forward_step reads it the same way
         autocast = nullcontext() if dtype == torch.float32 else torch.autocast(get_device_name(), dtype=dtype)
@@ -162,6 +199,10 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         responses = micro_batch["responses"].unbind()
         shared = micro_batch[TEACHER_PREFIX_LEN].tolist()
         temperature = micro_batch["temperature"]
+        samples = active.nonzero().squeeze(-1).tolist()
+        prefixes = [prompts[i][:shared[i]] if shared[i] else None for i in samples]
+        calls = forward_calls(prefixes, self.prefix_cache.prefix)
+        padding = _most_over_ranks(calls, engine.get_data_parallel_group()) - calls
 
         def forward(ids: torch.Tensor, start: int, cache=None, keep: bool = False):
             positions = torch.arange(start, start + len(ids), device=ids.device)
@@ -170,7 +211,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
 
         rows = []
         with torch.no_grad(), engine.eval_mode(), autocast:
-            for i in active.nonzero().squeeze(-1).tolist():
+            for i in samples:
                 prompt, response, length = prompts[i].to(responses[i].device), responses[i], int(shared[i])
                 sequence = torch.cat([prompt, response])
                 if length:
@@ -183,7 +224,9 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
                 start = len(prompt) - 1 - length
                 t = temperature[i] if isinstance(temperature, torch.Tensor) and temperature.dim() > 0 else temperature
                 rows.append(_scaled(logits[start:start + len(response)], float(t)))
-        return torch.cat(rows)
+            for _ in range(padding):
+                forward(responses[0][:1], 0)
+        return torch.cat(rows) if rows else None
 
     # ---------------------------------------------------------------- EMA teacher
     def _paired_parameters(self):

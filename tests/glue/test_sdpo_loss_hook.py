@@ -72,7 +72,7 @@ def sdpo_loss(model, mode="topk", topk=8, alpha=0.5, grpo_weight=0.0, **options)
             r = len(data["responses"].unbind()[i])
             with torch.no_grad():
                 rows.append(forward_logits(model, seq)[len(seq) - r - 1 : len(seq) - 1])
-        return torch.cat(rows)
+        return torch.cat(rows) if rows else None  # the worker's contract: None when no sample is active
 
     return SDPOLoss(config, teacher)
 

@@ -15,6 +15,7 @@ import pytest
 import torch
 from verl.utils import tensordict_utils as tu
 
+from sdpo_ext import worker as worker_module
 from sdpo_ext.config import SDPOActorConfig, SDPOConfig, SDPOTeacherConfig
 from sdpo_ext.worker import SDPOActorRolloutRefWorker
 
@@ -73,6 +74,7 @@ def micro_batch():
     responses = [torch.tensor([10, 11]), torch.tensor([12, 13, 14]), torch.tensor([15])]
     positions = [torch.arange(5), torch.arange(5), torch.arange(5)]
     data = tu.get_tensordict({"teacher_prompt_ids": nested(teacher_prompts), "responses": nested(responses),
+                              "input_ids": nested([torch.cat([p, r]) for p, r in zip(teacher_prompts, responses)]),
                               "position_ids": nested(positions), "temperature": torch.tensor([0.5, 0.6, 0.7])})
     return data, teacher_prompts, responses
 
@@ -127,3 +129,20 @@ def test_frozen_without_reference_uses_the_base_model_with_the_adapter_disabled(
     got = worker._teacher_response_logits(data, ACTIVE)
     torch.testing.assert_close(got, expected_rows(1.0, prompts, responses, ACTIVE))
     assert worker.actor.engine.calls[0]["modes"] == ["adapter_disabled"]
+
+
+@pytest.mark.parametrize("mode", ["ema", "trust_region", "live"])
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_a_micro_batch_without_an_active_sample_runs_the_same_forwards_on_one_token(mode, ranks, monkeypatch):
+    """On several ranks the teacher's FSDP forward gathers weights from all of them: a micro-batch with no active
+    sample runs each engine's forward as an active one does, on one token, and gives no rows; on one rank, nothing."""
+    monkeypatch.setattr(worker_module, "_world_size", lambda: ranks)
+    data, _, _ = micro_batch()
+    busy = make_worker(mode)
+    busy._teacher_response_logits(data, ACTIVE)
+    idle = make_worker(mode)
+    assert idle._teacher_response_logits(data, torch.zeros(3, dtype=torch.bool)) is None
+    for engine, busy_engine in ((idle.ref.engine, busy.ref.engine), (idle.actor.engine, busy.actor.engine)):
+        assert len(engine.calls) == (len(busy_engine.calls) if ranks > 1 else 0)
+        assert all(call["sequences"] == [[1]] and call["modes"] == busy_call["modes"]
+                   for call, busy_call in zip(engine.calls, busy_engine.calls))

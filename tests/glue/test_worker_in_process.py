@@ -183,8 +183,34 @@ def test_a_shared_teacher_prefix_gives_the_teacher_logits_of_the_whole_sequence(
     whole, whole_metrics, no_cache = step("sdpo")
     assert no_cache is None and cache.computed == 2 and cache.reused == 5  # 2 groups, 7 distilled samples
     assert shared_metrics["sdpo_lean/teacher_prompt_shared_fraction"] > 0.9
+    assert [t is None for t in shared] == [t is None for t in whole]  # the correct attempt's micro-batch: no rows
+    shared, whole = [t for t in shared if t is not None], [t for t in whole if t is not None]
     assert len(shared) == len(whole) == 7
     for a, b in zip(shared, whole):
         assert a.dtype == b.dtype == torch.bfloat16
         torch.testing.assert_close(a.float(), b.float(), rtol=0, atol=2**-7 * b.float().abs().max().item())
     assert shared_metrics["actor/sdpo/loss"] == pytest.approx(whole_metrics["actor/sdpo/loss"], rel=1e-2)
+
+
+def test_with_a_shared_prefix_every_rank_makes_the_most_teacher_calls_of_any(model_dir, smollm2_tokenizer, cpu,
+                                                                             monkeypatch):
+    """The ranks agree on the most teacher module calls any of them makes in a micro-batch and the others pad with
+    one-token forwards; here another rank is made to need 2 more in every micro-batch, the one without a distilled
+    sample (the correct attempt's) included."""
+    from sdpo_ext import shared_prefix
+    from sdpo_ext import worker as worker_module
+
+    monkeypatch.setattr(shared_prefix, "MIN_SHARED_PREFIX", 16)
+
+    def teacher_calls(extra: int) -> int:
+        monkeypatch.setattr(worker_module, "_most_over_ranks", lambda value, group: value + extra)
+        batch = step_batch("sdpo_shared_prefix", model_dir, smollm2_tokenizer)
+        worker = worker_for(batch, "sdpo_shared_prefix")
+        calls = []
+        worker.ref.engine.module.register_forward_hook(lambda *args: calls.append(1))
+        batch.step(worker, sdpo_enabled=True)
+        return len(calls)
+
+    alone = teacher_calls(0)
+    assert alone == 2 + 7  # 2 group prefixes, then each distilled sample's rest
+    assert teacher_calls(2) == alone + 2 * 8  # 8 micro-batches of one sample

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sdpo_ext.shared_prefix import MIN_SHARED_PREFIX, PrefixKVCache, group_prefix_lengths
+from sdpo_ext.shared_prefix import MIN_SHARED_PREFIX, PrefixKVCache, forward_calls, group_prefix_lengths
 
 HEAD = list(range(1000, 1000 + MIN_SHARED_PREFIX + 10))  # chat template + original prompt
 
@@ -45,3 +45,12 @@ def test_the_cache_computes_a_prefix_once_and_forgets_it_for_the_next():
     cache.clear()
     assert cache.get(a, compute) == "kv4"
     assert (cache.computed, cache.reused) == (4, 1)
+
+
+def test_forward_calls_count_one_per_sample_and_one_per_prefix_not_cached():
+    a, b = torch.tensor(HEAD), torch.tensor(HEAD[:-1] + [0])
+    assert forward_calls([], None) == 0
+    assert forward_calls([None, None], a) == 2
+    assert forward_calls([a, a, a], None) == 4  # the group's prefix once, then each sample's rest
+    assert forward_calls([a, a, b], a) == 4  # a is cached already; b is not
+    assert forward_calls([a, b, a], None) == 6  # one entry: a is computed again after b
