@@ -165,24 +165,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def single_process_env() -> dict[str, str]:
-    """The environment a verl `Worker` of rank 0 in a world of 1 reads (normally set by Ray's worker group)."""
+def process_env(rank: int = 0, world_size: int = 1, port: Optional[int] = None) -> dict[str, str]:
+    """The environment a verl `Worker` of `rank` in a world of `world_size` on this host reads (normally set by Ray's
+    worker group)."""
     return {
-        "RANK": "0",
-        "WORLD_SIZE": "1",
-        "LOCAL_RANK": "0",
-        "LOCAL_WORLD_SIZE": "1",
-        "RAY_LOCAL_WORLD_SIZE": "1",
+        "RANK": str(rank),
+        "WORLD_SIZE": str(world_size),
+        "LOCAL_RANK": str(rank),
+        "LOCAL_WORLD_SIZE": str(world_size),
+        "RAY_LOCAL_WORLD_SIZE": str(world_size),
         "MASTER_ADDR": "127.0.0.1",
-        "MASTER_PORT": str(free_port()),
+        "MASTER_PORT": str(port or free_port()),
         # verl registers its FSDP engines for devices "cuda" and "npu" only; the engine code itself is
         # device-agnostic (it asks the platform), so pick the CUDA registration.
         "VERL_ENGINE_DEVICE": "cuda",
     }
 
 
-def install_cpu_platform() -> PlatformCPU:
-    """Make verl see a CPU platform and a single-process world (gloo process group of size 1); returns the platform.
+def install_cpu_platform(rank: int = 0, world_size: int = 1, port: Optional[int] = None) -> PlatformCPU:
+    """Make verl see a CPU platform and a world of `world_size` processes (a gloo process group; each process calls
+    this with its rank and the same port); returns the platform.
 
     The process group is opened here because verl's `initialize_global_process_group_ray` asks torch for the backend
     "cpu:gloo,<device>:<backend>", which for device "cpu" is "cpu:gloo,cpu:gloo" and torch rejects the duplicate
@@ -191,9 +193,9 @@ def install_cpu_platform() -> PlatformCPU:
     set_platform(platform)
     # verl's rollout registry is a plain dict keyed by (name, mode); adding a name leaves vllm/sglang untouched
     rollout_base._ROLLOUT_REGISTRY[(NO_ROLLOUT, "async")] = f"{NoRollout.__module__}.{NoRollout.__qualname__}"
-    os.environ.update(single_process_env())
+    os.environ.update(process_env(rank, world_size, port))
     if not torch.distributed.is_initialized():
-        torch.distributed.init_process_group(backend="gloo", rank=0, world_size=1)
+        torch.distributed.init_process_group(backend="gloo", rank=rank, world_size=world_size)
     return platform
 
 
@@ -202,7 +204,7 @@ def cpu_platform_installed():
     """`install_cpu_platform()` for the duration of the block; then the previous platform, environment, rollout
     registry and (absent) process group come back, so later tests in the same process see verl as before."""
     previous_platform = platform_manager._current_platform
-    keys = single_process_env().keys()
+    keys = process_env().keys()
     previous_env = {key: os.environ.get(key) for key in keys}
     had_group = torch.distributed.is_initialized()
     try:
