@@ -44,8 +44,9 @@ from sdpo_ext.loss import (
 )
 from sdpo_ext.packed_rows import response_logit_rows
 
-# rows per fp32 block of every full-vocabulary softmax in the hook (top-K, gathers, entropies): each transient is
-# SOFTMAX_CHUNK_ROWS x vocab x 4 bytes (0.6 GB at Qwen3's 151,936) rather than rows x vocab (5 GB for an 8K reply)
+# rows per fp32 block of the hook's full-vocabulary softmaxes (top-K, gathers, entropies, log-probs): each transient is
+# SOFTMAX_CHUNK_ROWS x vocab x 4 bytes (0.6 GB at Qwen3's 151,936) rather than rows x vocab (5 GB for an 8K reply);
+# distillation_mode=full keeps whole rows x vocab distributions by definition
 SOFTMAX_CHUNK_ROWS = 1024
 # meta of a forward that only wants the per-token log-probs (the old log-prob pass, sdpo_ext.worker)
 LOG_PROBS_ONLY = "sdpo_log_probs_only"

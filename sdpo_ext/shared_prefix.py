@@ -8,7 +8,8 @@ up to rounding.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Optional
 
 import numpy as np
@@ -18,6 +19,14 @@ import torch
 MIN_SHARED_PREFIX = 64
 # the batch field (int64 [B]) the driver sends: each sample's shared prefix length (0: none)
 TEACHER_PREFIX_LEN = "sdpo_teacher_prefix_len"
+
+
+def full_attention_only(hf_config: Any) -> bool:
+    """Whether every layer attends to all earlier tokens: a cached prefix is then exact. Sliding-window layers drop
+    old tokens and linear-attention layers (Qwen3.5) keep a running state, which a prefix cache cannot share."""
+    config = getattr(hf_config, "text_config", None) or hf_config
+    layer_types = getattr(config, "layer_types", None) or ()
+    return not getattr(config, "use_sliding_window", False) and all(t == "full_attention" for t in layer_types)
 
 
 def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
@@ -90,3 +99,15 @@ class PrefixKVCache:
 
     def clear(self) -> None:
         self._prefix, self._cache = None, None
+
+
+@contextmanager
+def extended(cache: Any) -> Iterator[Any]:
+    """A prefix's KV cache (transformers' DynamicCache) for one forward on top of it; afterwards each layer holds the
+    prefix's own key and value tensors again, rather than a slice that would keep the longer ones' memory alive."""
+    saved = [(layer.keys, layer.values) for layer in cache.layers]
+    try:
+        yield cache
+    finally:
+        for layer, (keys, values) in zip(cache.layers, saved):
+            layer.keys, layer.values = keys, values

@@ -276,7 +276,8 @@ class SDPOTrainer(PPOTrainerSync):
             shared = group_prefix_lengths(teacher.prompt_ids, _as_list(data["uid"]), mask)
             fields[TEACHER_PREFIX_LEN] = torch.tensor(shared, dtype=torch.int64)
             teacher_tokens = sum(len(ids) for ids, on in zip(teacher.prompt_ids, mask) if on)
-            metrics["sdpo_lean/teacher_prompt_shared_fraction"] = sum(shared) / max(1, teacher_tokens)
+            computed_once = sum(length for _, length in {(uid, n) for uid, n in zip(_as_list(data["uid"]), shared)})
+            metrics["sdpo_lean/teacher_prompt_reused_fraction"] = (sum(shared) - computed_once) / max(1, teacher_tokens)
         return fields
 
     def _update_actor(self, batch, metrics: dict):

@@ -28,7 +28,7 @@ from verl.workers.engine_workers import ActorRolloutRefWorker
 from sdpo_ext.config import SDPOActorConfig
 from sdpo_ext.loss_hook import LOG_PROBS_ONLY, SDPOLoss
 from sdpo_ext.packed_rows import jagged, response_logit_rows
-from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, PrefixKVCache, forward_calls
+from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, PrefixKVCache, extended, forward_calls, full_attention_only
 from sdpo_ext.teacher import ema_update_, trust_region_logits
 
 logger = logging.getLogger(__name__)
@@ -95,6 +95,9 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
             if self.ref is None:
                 raise RuntimeError("sdpo.teacher.share_prompt_prefix needs the teacher in a separate reference model "
                                    "(not LoRA's adapter-disabled base model)")
+            if not full_attention_only(self.ref.engine.model_config.hf_config):
+                raise NotImplementedError("sdpo.teacher.share_prompt_prefix needs a model whose every layer is full "
+                                          "attention (no sliding-window or linear-attention layers)")
             self.prefix_cache = PrefixKVCache()
         self.actor.set_loss_fn(SDPOLoss(actor_config, self._teacher_response_logits))
         logger.info("sdpo-lean: SDPO loss installed (teacher=%s, mode=%s)", mode, actor_config.sdpo.distillation_mode)
@@ -107,9 +110,17 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         if self.sdpo_config is not None and not tu.get_non_tensor_data(data, "compute_loss", True):
             tu.assign_non_tensor(data, compute_loss=True, distillation_use_topk=True, distillation_only=True,
                                  **{LOG_PROBS_ONLY: True})
-        if self.prefix_cache is not None:  # a new step: no prefix of the last one comes back
-            self.prefix_cache.clear()
         return super().compute_log_prob(data)
+
+    @register(dispatch_mode=make_nd_compute_dataproto_dispatch_fn(mesh_name="actor"))
+    def update_actor(self, data: TensorDict) -> TensorDict:
+        """verl's; the teacher's prefix cache lives for this call only (its weights may change after it, and the
+        memory is the rollout's)."""
+        try:
+            return super().update_actor(data)
+        finally:
+            if self.prefix_cache is not None:
+                self.prefix_cache.clear()
 
     # ---------------------------------------------------------------- teacher forward
     def _teacher_batch(self, micro_batch: TensorDict, active: torch.Tensor) -> tuple[TensorDict, torch.Tensor]:
@@ -204,28 +215,33 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         calls = forward_calls(prefixes, self.prefix_cache.prefix)
         padding = _most_over_ranks(calls, engine.get_data_parallel_group()) - calls
 
-        def forward(ids: torch.Tensor, start: int, cache=None, keep: bool = False):
+        def forward(ids: torch.Tensor, start: int, keep: int, cache=None):
+            """The module on `ids` at positions start.. (on top of `cache`), logits of the last `keep` rows only."""
             positions = torch.arange(start, start + len(ids), device=ids.device)
             return engine.module(input_ids=ids[None], position_ids=positions[None], past_key_values=cache,
-                                 use_cache=keep)
+                                 use_cache=cache is not None, logits_to_keep=keep)
+
+        def prefix_cache(prefix: torch.Tensor):
+            positions = torch.arange(len(prefix), device=prefix.device)
+            return engine.module(input_ids=prefix[None], position_ids=positions[None], use_cache=True,
+                                 logits_to_keep=1).past_key_values
 
         rows = []
         with torch.no_grad(), engine.eval_mode(), autocast:
             for i in samples:
                 prompt, response, length = prompts[i].to(responses[i].device), responses[i], int(shared[i])
-                sequence = torch.cat([prompt, response])
+                rest = torch.cat([prompt[length:], response])
+                # the rows predicting the response: the last prompt row and every response row but the last
                 if length:
-                    cache = self.prefix_cache.get(prompt[:length],
-                                                  lambda p: forward(p, 0, keep=True).past_key_values)
-                    logits = forward(sequence[length:], length, cache, keep=True).logits[0]
-                    cache.crop(length)
+                    with extended(self.prefix_cache.get(prompt[:length], prefix_cache)) as cache:
+                        logits = forward(rest, length, len(response) + 1, cache).logits[0, :-1]
                 else:
-                    logits = forward(sequence, 0).logits[0]
-                start = len(prompt) - 1 - length
+                    logits = forward(rest, 0, len(response) + 1).logits[0, :-1]
                 t = temperature[i] if isinstance(temperature, torch.Tensor) and temperature.dim() > 0 else temperature
-                rows.append(_scaled(logits[start:start + len(response)], float(t)))
+                rows.append(_scaled(logits, float(t)))
+            one_token = micro_batch["input_ids"].unbind()[0][:1]
             for _ in range(padding):
-                forward(responses[0][:1], 0)
+                forward(one_token, 0, 1)
         return torch.cat(rows) if rows else None
 
     # ---------------------------------------------------------------- EMA teacher

@@ -146,3 +146,30 @@ def test_a_micro_batch_without_an_active_sample_runs_the_same_forwards_on_one_to
         assert len(engine.calls) == (len(busy_engine.calls) if ranks > 1 else 0)
         assert all(call["sequences"] == [[1]] and call["modes"] == busy_call["modes"]
                    for call, busy_call in zip(engine.calls, busy_engine.calls))
+
+
+def test_the_prefix_cache_lives_for_one_update_call(monkeypatch):
+    """Cleared when verl's update returns or raises: the teacher's weights may change after it, and its memory is
+    the rollout's."""
+    from verl.workers.engine_workers import ActorRolloutRefWorker
+
+    from sdpo_ext.shared_prefix import PrefixKVCache
+
+    worker = make_worker("frozen")
+    worker.prefix_cache = PrefixKVCache()
+    for outcome in ("returns", "raises"):
+        worker.prefix_cache.get(torch.tensor([1, 2, 3]), lambda prefix: "kv")
+
+        def update(self, data, outcome=outcome):
+            assert self.prefix_cache.prefix is not None  # alive during the update
+            if outcome == "raises":
+                raise RuntimeError("update failed")
+            return "output"
+
+        monkeypatch.setattr(ActorRolloutRefWorker, "update_actor", update)
+        if outcome == "raises":
+            with pytest.raises(RuntimeError, match="update failed"):
+                SDPOActorRolloutRefWorker.update_actor(worker, None)
+        else:
+            assert SDPOActorRolloutRefWorker.update_actor(worker, None) == "output"
+        assert worker.prefix_cache.prefix is None

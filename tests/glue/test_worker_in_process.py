@@ -182,7 +182,9 @@ def test_a_shared_teacher_prefix_gives_the_teacher_logits_of_the_whole_sequence(
     shared, shared_metrics, cache = step("sdpo_shared_prefix")
     whole, whole_metrics, no_cache = step("sdpo")
     assert no_cache is None and cache.computed == 2 and cache.reused == 5  # 2 groups, 7 distilled samples
-    assert shared_metrics["sdpo_lean/teacher_prompt_shared_fraction"] > 0.9
+    # prompt tokens not recomputed: 2 of 3 prompts of 63 tokens, 3 of 4 of 86 (62 and 85 shared)
+    reused = (2 * 62 + 3 * 85) / (3 * 63 + 4 * 86)
+    assert shared_metrics["sdpo_lean/teacher_prompt_reused_fraction"] == pytest.approx(reused)
     assert [t is None for t in shared] == [t is None for t in whole]  # the correct attempt's micro-batch: no rows
     shared, whole = [t for t in shared if t is not None], [t for t in whole if t is not None]
     assert len(shared) == len(whole) == 7

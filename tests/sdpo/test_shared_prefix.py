@@ -54,3 +54,38 @@ def test_forward_calls_count_one_per_sample_and_one_per_prefix_not_cached():
     assert forward_calls([a, a, a], None) == 4  # the group's prefix once, then each sample's rest
     assert forward_calls([a, a, b], a) == 4  # a is cached already; b is not
     assert forward_calls([a, b, a], None) == 6  # one entry: a is computed again after b
+
+
+def test_only_models_whose_every_layer_attends_to_all_tokens_can_share_a_prefix():
+    from types import SimpleNamespace
+
+    from transformers import Qwen3Config
+
+    from sdpo_ext.shared_prefix import full_attention_only
+
+    assert full_attention_only(Qwen3Config(num_hidden_layers=2))
+    assert not full_attention_only(Qwen3Config(num_hidden_layers=2, use_sliding_window=True, sliding_window=16,
+                                               max_window_layers=0))
+    hybrid = SimpleNamespace(text_config=SimpleNamespace(layer_types=["linear_attention", "full_attention"]))
+    assert not full_attention_only(hybrid)  # Qwen3.5: a running state, not a cache of every token
+
+
+def test_a_forward_on_top_of_the_prefix_leaves_the_prefix_tensors_in_the_cache():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from sdpo_ext.shared_prefix import extended
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                         num_attention_heads=2, num_key_value_heads=1)).eval()
+    ids = torch.randint(0, 32, (1, 12))
+    with torch.no_grad():
+        cache = model(input_ids=ids[:, :5], use_cache=True).past_key_values
+        prefix = [(layer.keys, layer.values) for layer in cache.layers]
+        with extended(cache) as longer:
+            cached = model(input_ids=ids[:, 5:], past_key_values=longer, use_cache=True).logits
+            assert longer.get_seq_length() == 12
+        whole = model(input_ids=ids).logits[:, 5:]
+    torch.testing.assert_close(cached, whole, rtol=1e-5, atol=1e-5)
+    assert cache.get_seq_length() == 5
+    assert all(layer.keys is k and layer.values is v for layer, (k, v) in zip(cache.layers, prefix))
