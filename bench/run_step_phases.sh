@@ -6,6 +6,8 @@
 #                                                 PROFILE_LENGTHS="2048": then, once every timing is done, one
 #                                                 process per algorithm for a profiled 2K step (PROFILE_TIMEOUT each)
 #   WAIT_S=500 bash bench/run_step_phases.sh wait  wait for them (at most WAIT_S), then pack step_phases.tar.gz
+#   T0=<call start, epoch s> bash bench/run_step_phases.sh start   generate, launch, and wait until T0 + CALL_S (570)
+#                                                 (the first call does it all, ending within the device's 600 s)
 # Files live in $WORK (kept between device calls); what a call should bring back is copied to $OUT.
 # Summarise with: python bench/step_time_fair.py --phases <unpacked folder> --out bench/results/step_time_fair
 set -uo pipefail
@@ -48,5 +50,8 @@ case ${1:-} in
     cat "$WORK/phases_done.txt" 2>/dev/null
     for f in "$WORK"/phases_*.log "$WORK"/profile_*.log; do echo "== $f"; grep -E " iter |Error|error" "$f" | tail -8; done
     tar -czf "$OUT/step_phases.tar.gz" -C "$WORK" --exclude rollouts.pt . ;;
-  *) echo "usage: $0 generate|launch|wait" >&2; exit 2 ;;
+  start)
+    bash "$0" generate && bash "$0" launch
+    WAIT_S=$(( ${T0:-$(date +%s)} + ${CALL_S:-570} - $(date +%s) )) bash "$0" wait ;;
+  *) echo "usage: $0 generate|launch|wait|start" >&2; exit 2 ;;
 esac
