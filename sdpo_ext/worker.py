@@ -63,6 +63,27 @@ def _most_over_ranks(value: int, group) -> int:
     return int(most.item())
 
 
+def _forward_only_batch(micro_batch: TensorDict, sequences: list[torch.Tensor], samples: list[int]) -> TensorDict:
+    """`sequences` (of the micro-batch's `samples`) as a batch for the teacher engine's forward_step: the micro-batch's
+    padding settings and those samples' temperatures; no fused kernels or entropy; logits to the loss function."""
+    positions = [torch.arange(len(s), device=s.device) for s in sequences]
+    temperature = micro_batch["temperature"]
+    if isinstance(temperature, torch.Tensor) and temperature.dim() > 0:
+        temperature = temperature[samples]
+    batch = tu.get_tensordict({"input_ids": jagged(sequences), "position_ids": jagged(positions)})
+    tu.assign_non_tensor(
+        batch,
+        temperature=temperature,
+        use_remove_padding=tu.get_non_tensor_data(micro_batch, "use_remove_padding", True),
+        pad_token_id=tu.get_non_tensor_data(micro_batch, "pad_token_id", 0),
+        use_fused_kernels=False,
+        calculate_entropy=False,
+        distillation_use_topk=True,
+        distillation_only=True,
+    )
+    return batch
+
+
 def _scaled(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     """logits / T in the logits' dtype, as verl's engine scales them (none at T = 1)."""
     return logits if temperature == 1.0 else logits / torch.tensor(max(temperature, 1e-8), dtype=logits.dtype)
@@ -131,21 +152,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         prompts = micro_batch["teacher_prompt_ids"].unbind()
         responses = micro_batch["responses"].unbind()
         sequences = [torch.cat([prompts[i].to(responses[i].device), responses[i]]) for i in idx]
-        positions = [torch.arange(len(s), device=s.device) for s in sequences]
-        temperature = micro_batch["temperature"]
-        if isinstance(temperature, torch.Tensor) and temperature.dim() > 0:
-            temperature = temperature[idx]
-        batch = tu.get_tensordict({"input_ids": jagged(sequences), "position_ids": jagged(positions)})
-        tu.assign_non_tensor(
-            batch,
-            temperature=temperature,
-            use_remove_padding=tu.get_non_tensor_data(micro_batch, "use_remove_padding", True),
-            pad_token_id=tu.get_non_tensor_data(micro_batch, "pad_token_id", 0),
-            use_fused_kernels=False,
-            calculate_entropy=False,
-            distillation_use_topk=True,
-            distillation_only=True,
-        )
+        batch = _forward_only_batch(micro_batch, sequences, idx)
         seq_lens = torch.tensor([len(s) for s in sequences])
         resp_lens = torch.tensor([len(responses[i]) for i in idx])
         return batch, response_logit_rows(seq_lens, resp_lens)
@@ -188,15 +195,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
     def _one_token_batch(micro_batch: TensorDict) -> tuple[TensorDict, torch.Tensor]:
         """A teacher batch of one token (the micro-batch's first), for a forward that only keeps ranks in step."""
         token = micro_batch["input_ids"].unbind()[0][:1]
-        batch = tu.get_tensordict({"input_ids": jagged([token]), "position_ids": jagged([torch.zeros_like(token)])})
-        temperature = micro_batch["temperature"]
-        if isinstance(temperature, torch.Tensor) and temperature.dim() > 0:
-            temperature = temperature[:1]
-        tu.assign_non_tensor(batch, temperature=temperature, use_fused_kernels=False, calculate_entropy=False,
-                             use_remove_padding=tu.get_non_tensor_data(micro_batch, "use_remove_padding", True),
-                             pad_token_id=tu.get_non_tensor_data(micro_batch, "pad_token_id", 0),
-                             distillation_use_topk=True, distillation_only=True)
-        return batch, torch.zeros(1, dtype=torch.long)
+        return _forward_only_batch(micro_batch, [token], [0]), torch.zeros(1, dtype=torch.long)
 
     def _shared_prefix_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> Optional[torch.Tensor]:
         """`_teacher_response_logits` with each group's shared prompt prefix computed once: per active sample, the
