@@ -60,13 +60,17 @@ def group_prefix_lengths(prompts: Sequence[Optional[Sequence[int]]], uids: Seque
     return lengths
 
 
+def _same_prefix(cached: Optional[torch.Tensor], prefix: torch.Tensor) -> bool:
+    return cached is not None and torch.equal(cached, prefix.cpu())
+
+
 def forward_calls(prefixes: Sequence[Optional[torch.Tensor]], cached: Optional[torch.Tensor]) -> int:
     """Teacher module calls for samples with these shared prefixes (None: none), given the prefix in the cache: one
     per sample, plus one per prefix that is not the last one cached (PrefixKVCache holds one)."""
     calls, last = 0, cached
     for prefix in prefixes:
         calls += 1
-        if prefix is not None and not (last is not None and torch.equal(last, prefix.cpu())):
+        if prefix is not None and not _same_prefix(last, prefix):
             calls, last = calls + 1, prefix.cpu()
     return calls
 
@@ -83,7 +87,7 @@ class PrefixKVCache:
 
     def get(self, prefix: torch.Tensor, compute: Callable[[torch.Tensor], Any]) -> Any:
         """The cache of `prefix` (1-D token ids): the stored one if it is the same prefix, else `compute(prefix)`."""
-        if self._prefix is not None and torch.equal(self._prefix, prefix.cpu()):
+        if _same_prefix(self._prefix, prefix):
             self.reused += 1
             return self._cache
         self.clear()

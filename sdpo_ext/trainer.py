@@ -242,10 +242,11 @@ class SDPOTrainer(PPOTrainerSync):
     def _teacher_fields(self, data, reward_info, infra, scores, texts, metrics) -> dict:
         cfg = self.sdpo_config
         messages = [list(m) for m in _as_list(data["raw_prompt"])]
+        uids = _as_list(data["uid"])
         teacher = build_teacher_batch(
             self.tokenizer,
             messages,
-            uids=_as_list(data["uid"]),
+            uids=uids,
             scores=scores,
             responses=texts,
             feedbacks=[str(info.get("feedback", "") or "") for info in reward_info],
@@ -254,7 +255,7 @@ class SDPOTrainer(PPOTrainerSync):
             chat_template_kwargs=dict(self.config.data.get("apply_chat_template_kwargs", {}) or {}),
         )
         metrics.update(teacher.metrics)
-        weights = sample_weights(cfg.variant, _as_list(data["uid"]), [s.success for s in teacher.signals], infra)
+        weights = sample_weights(cfg.variant, uids, [s.success for s in teacher.signals], infra)
         # a sample whose distillation weight is 0 (SRPO's correct samples, SC-SDPO's solved or unsolved groups)
         # needs no teacher forward
         mask = [active and w > 0 for active, w in zip(teacher.mask, weights.distill)]
@@ -273,10 +274,10 @@ class SDPOTrainer(PPOTrainerSync):
             "sdpo_pg_weight": torch.tensor(weights.policy_gradient, dtype=torch.float32),
         }
         if cfg.teacher.share_prompt_prefix:
-            shared = group_prefix_lengths(teacher.prompt_ids, _as_list(data["uid"]), mask)
+            shared = group_prefix_lengths(teacher.prompt_ids, uids, mask)
             fields[TEACHER_PREFIX_LEN] = torch.tensor(shared, dtype=torch.int64)
             teacher_tokens = sum(len(ids) for ids, on in zip(teacher.prompt_ids, mask) if on)
-            computed_once = sum(length for _, length in {(uid, n) for uid, n in zip(_as_list(data["uid"]), shared)})
+            computed_once = sum(length for _, length in set(zip(uids, shared)))
             metrics["sdpo_lean/teacher_prompt_reused_fraction"] = (sum(shared) - computed_once) / max(1, teacher_tokens)
         return fields
 

@@ -214,16 +214,11 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         calls = forward_calls(prefixes, self.prefix_cache.prefix)
         padding = _most_over_ranks(calls, engine.get_data_parallel_group()) - calls
 
-        def forward(ids: torch.Tensor, start: int, keep: int, cache=None):
+        def forward(ids: torch.Tensor, start: int, keep: int, cache=None, use_cache: bool = False):
             """The module on `ids` at positions start.. (on top of `cache`), logits of the last `keep` rows only."""
             positions = torch.arange(start, start + len(ids), device=ids.device)
             return engine.module(input_ids=ids[None], position_ids=positions[None], past_key_values=cache,
-                                 use_cache=cache is not None, logits_to_keep=keep)
-
-        def prefix_cache(prefix: torch.Tensor):
-            positions = torch.arange(len(prefix), device=prefix.device)
-            return engine.module(input_ids=prefix[None], position_ids=positions[None], use_cache=True,
-                                 logits_to_keep=1).past_key_values
+                                 use_cache=use_cache, logits_to_keep=keep)
 
         rows = []
         with torch.no_grad(), engine.eval_mode(), autocast:
@@ -232,8 +227,10 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
                 rest = torch.cat([prompt[length:], response])
                 # the rows predicting the response: the last prompt row and every response row but the last
                 if length:
-                    with extended(self.prefix_cache.get(prompt[:length], prefix_cache)) as cache:
-                        logits = forward(rest, length, len(response) + 1, cache).logits[0, :-1]
+                    prefix = self.prefix_cache.get(prompt[:length],
+                                                   lambda p: forward(p, 0, 1, use_cache=True).past_key_values)
+                    with extended(prefix) as cache:
+                        logits = forward(rest, length, len(response) + 1, cache, use_cache=True).logits[0, :-1]
                 else:
                     logits = forward(rest, 0, len(response) + 1).logits[0, :-1]
                 t = temperature[i] if isinstance(temperature, torch.Tensor) and temperature.dim() > 0 else temperature
@@ -259,8 +256,6 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         _, teacher, student = self._paired_parameters()
         local = lambda ps: [p.to_local() if hasattr(p, "to_local") else p for p in ps]  # noqa: E731
         ema_update_(local(teacher), local(student), self.sdpo_config.sdpo.teacher.update_rate)
-        if self.prefix_cache is not None:  # cached for the old weights
-            self.prefix_cache.clear()
 
     def _teacher_state_path(self, local_path: str) -> str:
         return os.path.join(local_path, TEACHER_STATE_DIR, f"rank_{self.rank}.pt")
