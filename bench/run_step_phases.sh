@@ -6,13 +6,15 @@
 #                                                 PROFILE_LENGTHS="2048": then, once every timing is done, one
 #                                                 process per algorithm for a profiled 2K step (PROFILE_TIMEOUT each)
 #   WAIT_S=500 bash bench/run_step_phases.sh wait  wait for them (at most WAIT_S), then pack step_phases.tar.gz
-#   T0=<call start, epoch s> bash bench/run_step_phases.sh start   generate, launch, and wait until T0 + CALL_S (570)
-#                                                 (the first call does it all, ending within the device's 600 s)
+#   ROLLOUTS_FROM=<dir> bash bench/run_step_phases.sh reuse   inputs + an earlier job's rollouts.{pt,json}, no vLLM
+#                                                 (the token ids and generation times of that job; saves ~200 s)
+#   T0=<call start, epoch s> bash bench/run_step_phases.sh start   generate (reuse with ROLLOUTS_FROM), launch, and
+#                                                 wait until T0 + CALL_S (570): the first call does it all
 # Files live in $WORK (kept between device calls); what a call should bring back is copied to $OUT.
 # Summarise with: python bench/step_time_fair.py --phases <unpacked folder> --out bench/results/step_time_fair
 set -uo pipefail
 WORK=${WORK:-/tmp/step_phases}; OUT=${OUT:-$WORK}; mkdir -p "$WORK" "$OUT"
-LENGTHS=${LENGTHS:-"2048 8192"}; ALGOS=${ALGOS:-"grpo_fused sdpo sdpo_shared_prefix srpo grpo_fused_triton grpo"}; ITERS=${ITERS:-"3 2"}
+LENGTHS=${LENGTHS:-"2048 8192"}; ALGOS=${ALGOS:-"grpo_fused sdpo srpo sdpo_shared_prefix grpo_fused_triton grpo"}; ITERS=${ITERS:-"3 2"}
 MODEL=${MODEL:-/tmp/qwen3_1p7b_random}; DATA=${DATA:-/tmp/step_data}
 export SDPO_DATA_DIR=$DATA SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs} VLLM_WORKER_MULTIPROC_METHOD=spawn
 case ${1:-} in
@@ -27,6 +29,11 @@ case ${1:-} in
     python3 -c "import time; t = time.time(); import sdpo_ext.worker; print(f'imports: {time.time() - t:.1f} s')" \
       2>&1 | tail -1
     cp "$WORK"/rollouts.* "$WORK/generate.log" "$OUT/" 2>/dev/null; true ;;
+  reuse)
+    : "${ROLLOUTS_FROM:?must name a folder with an earlier job\'s rollouts.pt and rollouts.json}"
+    python3 bench/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$DATA" | tail -1
+    cp "$ROLLOUTS_FROM"/rollouts.pt "$ROLLOUTS_FROM"/rollouts.json "$WORK/" || exit 1
+    [ "$OUT" -ef "$WORK" ] || cp "$WORK/rollouts.json" "$OUT/"; echo "rollouts from $ROLLOUTS_FROM" ;;
   launch)
     # setsid: the device machine ends a call's process group when the call returns; this one must outlive it
     # profiles last, each under its own timeout: a slow profile must never cost a timing
@@ -51,7 +58,8 @@ case ${1:-} in
     for f in "$WORK"/phases_*.log "$WORK"/profile_*.log; do echo "== $f"; grep -E " iter |Error|error" "$f" | tail -8; done
     tar -czf "$OUT/step_phases.tar.gz" -C "$WORK" --exclude rollouts.pt . ;;
   start)
-    bash "$0" generate && bash "$0" launch
+    if [ -n "${ROLLOUTS_FROM:-}" ]; then rollouts=reuse; else rollouts=generate; fi
+    bash "$0" "$rollouts" && bash "$0" launch
     WAIT_S=$(( ${T0:-$(date +%s)} + ${CALL_S:-570} - $(date +%s) )) bash "$0" wait ;;
   *) echo "usage: $0 generate|launch|wait|start" >&2; exit 2 ;;
 esac
