@@ -103,20 +103,26 @@ def plot(summary: dict, png: Path) -> None:
     for ax, length in zip(axes[0], lengths):
         row = summary[length]
         algos = [a for a in CONFIGS if a in row]
+        grpo_step = row[row["grpo_fastest"]]["phase_s"]["step"]
         bottom = [0.0] * len(algos)
-        for i, phase in enumerate(("gen", *PHASES)):
+        for i, phase in enumerate((*("gen", *PHASES), "sdpo_teacher_forward")):
+            # the teacher forward is drawn apart (hatched) on top of the rest of the actor update that holds it
+            nested = [row[a]["phase_s"].get("sdpo_teacher_forward", 0.0) for a in algos]
             heights = [row[a]["phase_s"].get(phase, 0.0) for a in algos]
-            ax.bar(algos, heights, bottom=bottom, label=phase, color=f"C{i}")
+            if phase == "update_actor":
+                heights = [h - n for h, n in zip(heights, nested)]
+            ax.bar(algos, heights, bottom=bottom, color="C4" if phase == "sdpo_teacher_forward" else f"C{i}",
+                   hatch="//" if phase == "sdpo_teacher_forward" else None,
+                   label="update_actor: teacher forward" if phase == "sdpo_teacher_forward" else phase)
             bottom = [b + h for b, h in zip(bottom, heights)]
         for x, algo in enumerate(algos):
-            family = algo.split("_")[0]
-            ratio = row.get(f"ratio_{family}_over_grpo") if row.get(f"{family}_fastest") == algo else None
-            label = f"{bottom[x]:.1f} s" + (f"\n{ratio:.3f}x" if ratio is not None else "")
+            label = f"{bottom[x]:.1f} s\n{bottom[x] / grpo_step:.3f}x"
             ax.annotate(label, (x, bottom[x]), ha="center", va="bottom", fontsize=8)
         ax.set_title(f"{length}-token responses (GRPO's fastest: {row['grpo_fastest']})", fontsize=9)
         ax.set_ylabel("seconds per step (mean of steps 2..N)")
         ax.set_ylim(0, max(bottom) * 1.2)
-    axes[0][0].legend(fontsize=7, loc="upper left")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.06))
     fig.suptitle("Step time by phase, Qwen3-1.7B shape, 8 prompts x n=8, one H200", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=120, bbox_inches="tight")
