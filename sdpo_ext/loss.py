@@ -94,7 +94,8 @@ def divergence(
 
 
 class _GatheredLogSoftmax(torch.autograd.Function):
-    """log_softmax(x / T) of a 2-D tensor at ``ids`` [N, k], in fp32, ``chunk_rows`` rows at a time.
+    """log_softmax(x / T) of a 2-D tensor at ``ids`` [N, k], in fp32, ``chunk_rows`` rows at a time (or from the
+    rows' log-normalisers ``lse`` when the caller has them: no pass over the vocabulary then).
 
     Saves only the input (which the model keeps anyway), the ids and the [N] log-normalisers; the
     backward recomputes softmax chunk by chunk and writes ONE gradient buffer in the logits' dtype:
@@ -102,12 +103,16 @@ class _GatheredLogSoftmax(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, logits: torch.Tensor, ids: torch.Tensor, temperature: float, chunk_rows: int) -> torch.Tensor:
+    def forward(ctx, logits: torch.Tensor, ids: torch.Tensor, temperature: float, chunk_rows: int,
+                lse: torch.Tensor | None) -> torch.Tensor:
         out_dtype = torch.promote_types(logits.dtype, torch.float32)
-        lse = torch.empty(logits.shape[0], dtype=out_dtype, device=logits.device)
-        for start in range(0, logits.shape[0], chunk_rows):
-            block = logits[start:start + chunk_rows].to(out_dtype) / temperature
-            lse[start:start + chunk_rows] = torch.logsumexp(block, dim=-1)
+        if lse is None:
+            lse = torch.empty(logits.shape[0], dtype=out_dtype, device=logits.device)
+            for start in range(0, logits.shape[0], chunk_rows):
+                block = logits[start:start + chunk_rows].to(out_dtype)
+                lse[start:start + chunk_rows] = torch.logsumexp(block / temperature if temperature != 1.0 else block,
+                                                                dim=-1)
+        lse = lse.to(out_dtype)
         ctx.save_for_backward(logits, ids, lse)
         ctx.temperature = temperature
         ctx.chunk_rows = chunk_rows
@@ -120,10 +125,16 @@ class _GatheredLogSoftmax(torch.autograd.Function):
         for start in range(0, logits.shape[0], ctx.chunk_rows):
             stop = start + ctx.chunk_rows
             g_out = grad_out[start:stop].to(lse.dtype)
-            block = -torch.exp(logits[start:stop].to(lse.dtype) / ctx.temperature - lse[start:stop, None])
+            # in place on one fp32 copy of the chunk: −softmax, then the gathered gradients added at the ids
+            block = logits[start:stop].to(lse.dtype, copy=True)
+            if ctx.temperature != 1.0:
+                block.div_(ctx.temperature)
+            block.sub_(lse[start:stop, None]).exp_().neg_()
             block.mul_(g_out.sum(-1, keepdim=True)).scatter_add_(-1, ids[start:stop], g_out)
-            grad[start:stop] = block.div_(ctx.temperature).to(logits.dtype)
-        return grad, None, None, None
+            if ctx.temperature != 1.0:
+                block.div_(ctx.temperature)
+            grad[start:stop] = block
+        return grad, None, None, None, None
 
 
 def _check_logits(name: str, logits: torch.Tensor) -> None:
@@ -156,22 +167,37 @@ def full_log_softmax(logits: torch.Tensor, temperature: float = 1.0, chunk_rows:
 
 
 @torch.no_grad()
-def entropy(logits: torch.Tensor, chunk_rows: int | None = None) -> torch.Tensor:
-    """[N, V] -> [N] fp32: H = −Σ_v p_v log p_v of softmax(logits), ``chunk_rows`` rows at a time, no gradient."""
+def softmax_stats(logits: torch.Tensor, chunk_rows: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """[N, V] -> (log-normaliser lse = log Σ_v exp x_v [N], entropy H = −Σ_v p_v log p_v [N]) of softmax(logits),
+    at least fp32, no gradient: one read of each ``chunk_rows`` block gives both, so a caller that needs the
+    log-probs at a few ids (``gather_logp(..., log_normalizer=lse)``) and the entropy makes no other pass."""
     _check_logits("logits", logits)
     step = chunk_rows or max(1, logits.shape[0])
-    out = torch.empty(logits.shape[0], dtype=torch.float32, device=logits.device)
+    dtype = torch.promote_types(logits.dtype, torch.float32)
+    lse = torch.empty(logits.shape[0], dtype=dtype, device=logits.device)
+    ent = torch.empty_like(lse)
     for start in range(0, logits.shape[0], step):
-        logp = torch.log_softmax(logits[start:start + step].float(), dim=-1)
-        out[start:start + step] = -(logp.exp() * logp).sum(-1)
-    return out
+        block = logits[start:start + step].to(dtype)
+        block_lse = torch.logsumexp(block, dim=-1)
+        # in place only on the fp32 copy that .to() made of lower-precision logits, never on the caller's tensor
+        logp = block.sub_(block_lse[:, None]) if dtype != logits.dtype else block - block_lse[:, None]
+        lse[start:start + step] = block_lse
+        ent[start:start + step] = -torch.linalg.vecdot(torch.exp(logp), logp)
+    return lse, ent
+
+
+def entropy(logits: torch.Tensor, chunk_rows: int | None = None) -> torch.Tensor:
+    """[N, V] -> [N] fp32: H = −Σ_v p_v log p_v of softmax(logits), ``chunk_rows`` rows at a time, no gradient."""
+    return softmax_stats(logits, chunk_rows)[1].float()
 
 
 def student_topk(
-    student_logits: torch.Tensor, k: int, temperature: float = 1.0, chunk_rows: int | None = None
+    student_logits: torch.Tensor, k: int, temperature: float = 1.0, chunk_rows: int | None = None,
+    log_normalizer: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """[N, V] -> (log-probs [N, k] fp32, ids [N, k]): the student's k most likely tokens and their
-    true log-probabilities log_softmax(logits / T) (normalised over the full vocabulary)."""
+    true log-probabilities log_softmax(logits / T) (normalised over the full vocabulary; ``log_normalizer`` as in
+    ``gather_logp``)."""
     _check_logits("student_logits", student_logits)
     temperature = _check_temperature(temperature)
     if not 1 <= int(k) <= student_logits.shape[-1]:
@@ -182,21 +208,26 @@ def student_topk(
         [torch.topk(detached[i:i + step], int(k), dim=-1).indices for i in range(0, detached.shape[0], step)]
         or [torch.empty((0, int(k)), dtype=torch.long, device=detached.device)]
     )
-    return gather_logp(student_logits, ids, temperature, chunk_rows), ids
+    return gather_logp(student_logits, ids, temperature, chunk_rows, log_normalizer), ids
 
 
 def gather_logp(
-    logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0, chunk_rows: int | None = None
+    logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0, chunk_rows: int | None = None,
+    log_normalizer: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """[N, V], ids [N, k] -> [N, k]: log_softmax(logits / T) at ``ids``, fp32, without materialising
-    the full log-softmax (gathered logit minus the row's log-normaliser)."""
+    the full log-softmax (gathered logit minus the row's log-normaliser). ``log_normalizer`` [N]: the rows'
+    logsumexp(logits / T) when the caller has it (``softmax_stats``); the forward then reads only the ids."""
     _check_logits("logits", logits)
     temperature = _check_temperature(temperature)
     if ids.dim() != 2 or ids.shape[0] != logits.shape[0]:
         raise ValueError(f"ids must be [N={logits.shape[0]}, k], got shape {tuple(ids.shape)}")
     if chunk_rows is not None and chunk_rows < 1:
         raise ValueError(f"chunk_rows must be >= 1 or None, got {chunk_rows}")
-    return _GatheredLogSoftmax.apply(logits, ids, temperature, chunk_rows or max(1, logits.shape[0]))
+    if log_normalizer is not None and log_normalizer.shape != logits.shape[:1]:
+        raise ValueError(f"log_normalizer must be [N={logits.shape[0]}], got shape {tuple(log_normalizer.shape)}")
+    return _GatheredLogSoftmax.apply(logits, ids, temperature, chunk_rows or max(1, logits.shape[0]),
+                                     None if log_normalizer is None else log_normalizer.detach())
 
 
 def _log_softmax_at(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

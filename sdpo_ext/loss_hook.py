@@ -33,11 +33,11 @@ from sdpo_ext.loss import (
     aggregate_loss,
     distillation_loss_matrix,
     divergence,
-    entropy,
     full_log_softmax,
     gather_logp,
     importance_weights,
     sampled_token_loss_matrix,
+    softmax_stats,
     student_topk,
     token_log_probs,
     token_weights,
@@ -122,11 +122,11 @@ class SDPOLoss:
             if self.sdpo.teacher_temperature != 1.0:
                 teacher = teacher / self.sdpo.teacher_temperature
             student = logits[rows[keep]]
-            div, teacher_token = self._divergence(student, teacher, labels)
+            div, teacher_token, teacher_entropy, student_entropy = self._divergence(student, teacher, labels)
             div_rows = div_rows.index_put((rows[keep],), div.float())
             teacher_token_rows[rows[keep]] = teacher_token.float()
-            teacher_entropy_rows[rows[keep]] = entropy(teacher, SOFTMAX_CHUNK_ROWS)
-            student_entropy_rows[rows[keep]] = entropy(student, SOFTMAX_CHUNK_ROWS)
+            teacher_entropy_rows[rows[keep]] = teacher_entropy.float()
+            student_entropy_rows[rows[keep]] = student_entropy.float()
         out = {
             "sdpo_divergence": div_rows.unsqueeze(0),
             "sdpo_teacher_token_logp": teacher_token_rows.unsqueeze(0),
@@ -144,19 +144,26 @@ class SDPOLoss:
         return token_log_probs(logits, labels, fp32=verl_log_probs_in_fp32(), chunk_rows=SOFTMAX_CHUNK_ROWS)
 
     def _divergence(self, student: torch.Tensor, teacher: torch.Tensor, labels: torch.Tensor):
-        """(per-row divergence, teacher log-prob of the sampled token) on the chosen support."""
+        """(per-row divergence on the chosen support, teacher log-prob of the sampled token, teacher entropy, student
+        entropy). One pass over each side's vocabulary gives its log-normalisers and entropies (``softmax_stats``);
+        the log-probs at the sampled token and at the student's top-K ids are gathered against them."""
         labels = labels.unsqueeze(-1)
-        teacher_token = gather_logp(teacher, labels, chunk_rows=SOFTMAX_CHUNK_ROWS).squeeze(-1).detach()
+        teacher_lse, teacher_entropy = softmax_stats(teacher, SOFTMAX_CHUNK_ROWS)
+        student_lse, student_entropy = softmax_stats(student, SOFTMAX_CHUNK_ROWS)
+        teacher_token = gather_logp(teacher, labels, chunk_rows=SOFTMAX_CHUNK_ROWS,
+                                    log_normalizer=teacher_lse).squeeze(-1).detach()
         mode = self.sdpo.distillation_mode
         if mode == "token":
-            return torch.zeros_like(teacher_token), teacher_token
-        if mode == "full":
-            student_logp = full_log_softmax(student)
-            teacher_logp = full_log_softmax(teacher).detach()
+            div = torch.zeros_like(teacher_token)
+        elif mode == "full":
+            div = divergence(full_log_softmax(student), full_log_softmax(teacher).detach(), self.sdpo.alpha,
+                             add_tail=self.sdpo.add_tail)
         else:
-            student_logp, ids = student_topk(student, self.sdpo.topk, chunk_rows=SOFTMAX_CHUNK_ROWS)
-            teacher_logp = gather_logp(teacher, ids, chunk_rows=SOFTMAX_CHUNK_ROWS).detach()
-        return divergence(student_logp, teacher_logp, self.sdpo.alpha, add_tail=self.sdpo.add_tail), teacher_token
+            student_logp, ids = student_topk(student, self.sdpo.topk, chunk_rows=SOFTMAX_CHUNK_ROWS,
+                                             log_normalizer=student_lse)
+            teacher_logp = gather_logp(teacher, ids, chunk_rows=SOFTMAX_CHUNK_ROWS, log_normalizer=teacher_lse).detach()
+            div = divergence(student_logp, teacher_logp, self.sdpo.alpha, add_tail=self.sdpo.add_tail)
+        return div, teacher_token, teacher_entropy, student_entropy
 
     # ---------------------------------------------------------------- loss (after the forward)
     def loss(self, model_output: dict, data: TensorDict, dp_group=None):

@@ -201,3 +201,31 @@ def test_no_full_vocabulary_fp32_block_is_larger_than_the_chunk(model, monkeypat
         (out["sdpo_divergence"].sum() + out["log_probs"].sum()).backward()
     assert student.grad is not None and student.grad.abs().sum() > 0
     assert 0 < largest.rows <= 2
+
+
+class _VocabNormalisations(TorchDispatchMode):
+    """Counts the rows each operator that normalises over the vocabulary (logsumexp, log_softmax) reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket in (torch.ops.aten.logsumexp, torch.ops.aten._log_softmax):
+            self.rows += args[0].shape[0] if args[0].shape[-1] == VOCAB else 0
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("mode", ["topk", "token"])
+def test_each_side_is_normalised_once_per_row(model, mode):
+    """The divergence on the top-K support, the teacher's sampled-token log-prob and both entropies come from one
+    normalisation of each distilled row, teacher and student (the hook made three of the teacher's and two of the
+    student's before). The tiny Llama's own forward inside the teacher callable normalises nothing."""
+    data, _, responses, _ = make_batch([1, 0, 1])
+    logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach().requires_grad_(True)
+    counter = _VocabNormalisations()
+    with counter:
+        out = sdpo_loss(model, mode=mode, alpha=1.0 if mode == "token" else 0.5)(
+            student_logits=logits.unsqueeze(0), data=data)
+    assert counter.rows == 2 * (len(responses[0]) + len(responses[2]))
+    assert torch.isfinite(out["sdpo_student_entropy"]).all() and out["sdpo_teacher_entropy"].abs().sum() > 0

@@ -325,3 +325,34 @@ def test_token_log_probs_of_bf16_logits_are_verls_fallback_value():
     got = token_log_probs(logits, labels, fp32=False, chunk_rows=4)
     assert got.dtype == torch.float32
     torch.testing.assert_close(got, logprobs_from_logits_v2(logits, labels).float(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_softmax_stats_are_the_log_normaliser_and_the_entropy(dtype):
+    from sdpo_ext.loss import softmax_stats
+
+    g = torch.Generator().manual_seed(5)
+    logits = (6 * torch.randn(7, 50, generator=g)).to(dtype)
+    logits[0, 0] = 40.0  # a nearly one-hot row: its small entropy must not cancel to 0
+    before = logits.clone()
+    lse, ent = softmax_stats(logits, chunk_rows=3)
+    assert torch.equal(logits, before)  # the caller's logits are never written
+    assert lse.dtype == ent.dtype == (torch.float64 if dtype == torch.float64 else torch.float32)
+    exact = logits.double()
+    logp = torch.log_softmax(exact, -1)
+    torch.testing.assert_close(lse.double(), torch.logsumexp(exact, -1), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(ent.double(), -(logp.exp() * logp).sum(-1), rtol=1e-4, atol=1e-6)
+    assert 0 < ent[0] < 1e-6 * 1e3
+
+
+def test_gather_logp_from_a_given_log_normaliser_is_the_same_value_and_gradient():
+    from sdpo_ext.loss import softmax_stats
+
+    x = torch.randn(5, 13, dtype=torch.float64, requires_grad=True)
+    ids = torch.randint(0, 13, (5, 3))
+    lse, _ = softmax_stats(x)
+    torch.testing.assert_close(gather_logp(x, ids, log_normalizer=lse), gather_logp(x, ids))
+    assert torch.autograd.gradcheck(lambda z: gather_logp(z, ids, chunk_rows=2, log_normalizer=softmax_stats(z)[0]),
+                                    (x,))
+    with pytest.raises(ValueError, match="log_normalizer"):
+        gather_logp(x, ids, log_normalizer=lse[:4])
