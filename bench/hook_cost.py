@@ -24,6 +24,7 @@ from sdpo_ext.config import SDPOActorConfig, SDPOConfig
 from sdpo_ext.loss_hook import SOFTMAX_CHUNK_ROWS, SDPOLoss, verl_log_probs_in_fp32
 
 QWEN3_VOCAB = 151_936
+REPO = Path(__file__).resolve().parents[1]
 
 
 def one_sample_batch(prompt: int, response: int, vocab: int, device: torch.device):
@@ -48,6 +49,8 @@ def one_sample_batch(prompt: int, response: int, vocab: int, device: torch.devic
 
 
 def time_hook(prompt: int, response: int, vocab: int, topk: int, reps: int, device: torch.device) -> list[float]:
+    """Seconds per call of the hook's per-token pass plus the backward of its divergence and log-probs, after one
+    warm-up call."""
     data, student, teacher = one_sample_batch(prompt, response, vocab, device)
     config = SDPOActorConfig(ppo_mini_batch_size=1, ppo_micro_batch_size_per_gpu=1, rollout_n=1,
                              policy_loss=PolicyLossConfig(loss_mode="sdpo"), sdpo=SDPOConfig(topk=topk))
@@ -77,8 +80,9 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     seconds = time_hook(args.prompt, args.response, args.vocab, args.topk, args.reps, device)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    if subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "sdpo_ext"]).returncode:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=REPO).stdout.strip()
+    if subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "sdpo_ext"], cwd=REPO).returncode:
         commit += " + uncommitted changes to sdpo_ext"
     result = {
         "device": torch.cuda.get_device_name() if device.type == "cuda" else f"cpu ({torch.get_num_threads()} threads)",

@@ -182,6 +182,9 @@ def softmax_stats(logits: torch.Tensor, chunk_rows: int | None = None) -> tuple[
         # in place only on the fp32 copy that .to() made of lower-precision logits, never on the caller's tensor
         logp = block.sub_(block_lse[:, None]) if dtype != logits.dtype else block - block_lse[:, None]
         lse[start:start + step] = block_lse
+        # a −inf logit (a masked token) has p = 0: clamping its log p to the dtype's least finite value makes its
+        # p·log p 0 instead of NaN
+        logp.clamp_(min=torch.finfo(logp.dtype).min)
         ent[start:start + step] = -torch.linalg.vecdot(torch.exp(logp), logp)
     return lse, ent
 
@@ -216,8 +219,8 @@ def gather_logp(
     log_normalizer: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """[N, V], ids [N, k] -> [N, k]: log_softmax(logits / T) at ``ids``, fp32, without materialising
-    the full log-softmax (gathered logit minus the row's log-normaliser). ``log_normalizer`` [N]: the rows'
-    logsumexp(logits / T) when the caller has it (``softmax_stats``); the forward then reads only the ids."""
+    the full log-softmax (gathered logit minus the row's log-normaliser). ``log_normalizer`` [N], at T = 1 only: the
+    rows' logsumexp(logits) when the caller has it (``softmax_stats``); the forward then reads only the ids."""
     _check_logits("logits", logits)
     temperature = _check_temperature(temperature)
     if ids.dim() != 2 or ids.shape[0] != logits.shape[0]:
@@ -226,6 +229,8 @@ def gather_logp(
         raise ValueError(f"chunk_rows must be >= 1 or None, got {chunk_rows}")
     if log_normalizer is not None and log_normalizer.shape != logits.shape[:1]:
         raise ValueError(f"log_normalizer must be [N={logits.shape[0]}], got shape {tuple(log_normalizer.shape)}")
+    if log_normalizer is not None and temperature != 1.0:  # softmax_stats normalises the logits as they are
+        raise ValueError(f"a log_normalizer is only taken at temperature 1, got {temperature}")
     return _GatheredLogSoftmax.apply(logits, ids, temperature, chunk_rows or max(1, logits.shape[0]),
                                      None if log_normalizer is None else log_normalizer.detach())
 

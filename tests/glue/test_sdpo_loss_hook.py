@@ -204,28 +204,32 @@ def test_no_full_vocabulary_fp32_block_is_larger_than_the_chunk(model, monkeypat
 
 
 class _VocabNormalisations(TorchDispatchMode):
-    """Counts the rows each operator that normalises over the vocabulary (logsumexp, log_softmax) reads."""
+    """Counts the rows each operator that normalises over the vocabulary (logsumexp, log_softmax, softmax) reads."""
 
     def __init__(self):
         super().__init__()
         self.rows = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func.overloadpacket in (torch.ops.aten.logsumexp, torch.ops.aten._log_softmax):
+        if func.overloadpacket in (torch.ops.aten.logsumexp, torch.ops.aten._log_softmax, torch.ops.aten._softmax):
             self.rows += args[0].shape[0] if args[0].shape[-1] == VOCAB else 0
         return func(*args, **(kwargs or {}))
 
 
 @pytest.mark.parametrize("mode", ["topk", "token"])
-def test_each_side_is_normalised_once_per_row(model, mode):
+@pytest.mark.parametrize("distillation_only", [False, True])
+def test_each_side_is_normalised_once_per_row(model, mode, distillation_only):
     """The divergence on the top-K support, the teacher's sampled-token log-prob and both entropies come from one
     normalisation of each distilled row, teacher and student (the hook made three of the teacher's and two of the
-    student's before). The tiny Llama's own forward inside the teacher callable normalises nothing."""
+    student's before). Under distillation_only the per-token log-probs (verl's numerics) normalise every row of the
+    micro-batch once more. The tiny Llama's own forward inside the teacher callable normalises nothing."""
     data, _, responses, _ = make_batch([1, 0, 1])
+    tu.assign_non_tensor(data, distillation_only=distillation_only)
     logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach().requires_grad_(True)
     counter = _VocabNormalisations()
     with counter:
         out = sdpo_loss(model, mode=mode, alpha=1.0 if mode == "token" else 0.5)(
             student_logits=logits.unsqueeze(0), data=data)
-    assert counter.rows == 2 * (len(responses[0]) + len(responses[2]))
+    log_prob_rows = logits.shape[0] if distillation_only else 0
+    assert counter.rows == 2 * (len(responses[0]) + len(responses[2])) + log_prob_rows
     assert torch.isfinite(out["sdpo_student_entropy"]).all() and out["sdpo_teacher_entropy"].abs().sum() > 0

@@ -18,6 +18,7 @@ from sdpo_ext.loss import (
     importance_weights,
     renormalize,
     sampled_token_loss_matrix,
+    softmax_stats,
     student_topk,
     token_advantage,
     token_log_probs,
@@ -329,8 +330,6 @@ def test_token_log_probs_of_bf16_logits_are_verls_fallback_value():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
 def test_softmax_stats_are_the_log_normaliser_and_the_entropy(dtype):
-    from sdpo_ext.loss import softmax_stats
-
     g = torch.Generator().manual_seed(5)
     logits = (6 * torch.randn(7, 50, generator=g)).to(dtype)
     logits[0, 0] = 40.0  # a nearly one-hot row: its small entropy must not cancel to 0
@@ -342,12 +341,20 @@ def test_softmax_stats_are_the_log_normaliser_and_the_entropy(dtype):
     logp = torch.log_softmax(exact, -1)
     torch.testing.assert_close(lse.double(), torch.logsumexp(exact, -1), rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(ent.double(), -(logp.exp() * logp).sum(-1), rtol=1e-4, atol=1e-6)
-    assert 0 < ent[0] < 1e-6 * 1e3
+    assert 0 < ent[0] < 1e-3
+
+
+def test_softmax_stats_of_masked_tokens_are_finite():
+    """A −inf logit (a masked token) has probability 0 and adds nothing to the entropy (it used to give NaN)."""
+    logits = torch.tensor([[0.0, 0.0, -math.inf, -math.inf], [1.0, 2.0, 3.0, -math.inf]])
+    lse, ent = softmax_stats(logits)
+    torch.testing.assert_close(ent[0], torch.tensor(math.log(2)))
+    p = torch.softmax(logits[1, :3], -1)
+    torch.testing.assert_close(ent[1], -(p * p.log()).sum())
+    torch.testing.assert_close(lse, torch.logsumexp(logits, -1))
 
 
 def test_gather_logp_from_a_given_log_normaliser_is_the_same_value_and_gradient():
-    from sdpo_ext.loss import softmax_stats
-
     x = torch.randn(5, 13, dtype=torch.float64, requires_grad=True)
     ids = torch.randint(0, 13, (5, 3))
     lse, _ = softmax_stats(x)
@@ -356,3 +363,5 @@ def test_gather_logp_from_a_given_log_normaliser_is_the_same_value_and_gradient(
                                     (x,))
     with pytest.raises(ValueError, match="log_normalizer"):
         gather_logp(x, ids, log_normalizer=lse[:4])
+    with pytest.raises(ValueError, match="temperature 1"):  # softmax_stats normalises unscaled logits
+        student_topk(x, 4, 0.6, log_normalizer=lse)
