@@ -202,11 +202,9 @@ class SDPOLoss:
         summed = global_info["dp_size"] > 1 or any(v is not None for k, v in global_info.items() if k != "dp_size")
         aggregation = AggregationType.SUM if summed else AggregationType.MEAN
         metrics = self._metrics(log_prob, teacher_token, teacher_entropy, student_entropy, token_weight, is_weights,
-                                response_mask, sample_mask, distill_weight)
+                                response_mask, sample_mask, distill_weight,
+                                None if self.sdpo.distillation_mode == "token" else divergence_mat)
         metrics["sdpo/loss"] = Metric(value=sdpo_loss, aggregation=aggregation)
-        if self.sdpo.distillation_mode != "token":
-            active_tokens = response_mask * sample_mask.unsqueeze(-1)
-            metrics["sdpo/divergence_mean"] = _masked_mean(divergence_mat, active_tokens)
 
         total = sdpo_loss
         if self.sdpo.grpo_weight > 0:
@@ -238,9 +236,10 @@ class SDPOLoss:
         )
 
     def _metrics(self, log_prob, teacher_token, teacher_entropy, student_entropy, token_weight, is_weights,
-                 response_mask, sample_mask, distill_weight) -> dict:
+                 response_mask, sample_mask, distill_weight, divergence_mat=None) -> dict:
         """Means over the distilled tokens (response tokens of samples with a teacher signal), plus the final token
-        of each distilled sample (its end-of-turn token unless the reply was cut at the length limit)."""
+        of each distilled sample (its end-of-turn token unless the reply was cut at the length limit); read back to
+        the host in one transfer (each read waits for the GPU)."""
         active_tokens = response_mask * sample_mask.unsqueeze(-1)
         final = torch.zeros_like(response_mask)
         lengths = response_mask.sum(-1).long()
@@ -248,20 +247,27 @@ class SDPOLoss:
         final[rows, lengths[rows] - 1] = 1.0
         final_active = final * active_tokens
         gap = teacher_token - log_prob.detach()
-        return {
-            "sdpo/teacher_minus_student_token_logp": _masked_mean(gap, active_tokens),
-            "sdpo/teacher_minus_student_final_token_logp": _masked_mean(gap, final_active),
-            "sdpo/teacher_entropy": _masked_mean(teacher_entropy, active_tokens),
-            "sdpo/student_entropy": _masked_mean(student_entropy, active_tokens),
-            "sdpo/teacher_flatter_fraction": _masked_mean((teacher_entropy > student_entropy).float(), active_tokens),
-            "sdpo/token_weight_mean": _masked_mean(token_weight, active_tokens),
-            "sdpo/is_weight_mean": _masked_mean(is_weights, response_mask),
-            "sdpo/active_sample_fraction": sample_mask.float().mean().item(),
-            "sdpo/distill_weight_mean": distill_weight.mean().item(),
-            # wall time of the teacher forward in this micro-batch, summed over micro-batches
-            "timing_s/sdpo_teacher_forward": Metric(value=self._teacher_seconds, aggregation=AggregationType.SUM),
+        every_sample = torch.ones_like(sample_mask, dtype=torch.float32)
+        means = {
+            "sdpo/teacher_minus_student_token_logp": (gap, active_tokens),
+            "sdpo/teacher_minus_student_final_token_logp": (gap, final_active),
+            "sdpo/teacher_entropy": (teacher_entropy, active_tokens),
+            "sdpo/student_entropy": (student_entropy, active_tokens),
+            "sdpo/teacher_flatter_fraction": ((teacher_entropy > student_entropy).float(), active_tokens),
+            "sdpo/token_weight_mean": (token_weight, active_tokens),
+            "sdpo/is_weight_mean": (is_weights, response_mask),
+            "sdpo/active_sample_fraction": (sample_mask.float(), every_sample),
+            "sdpo/distill_weight_mean": (distill_weight, every_sample),
         }
+        if divergence_mat is not None:
+            means["sdpo/divergence_mean"] = (divergence_mat, active_tokens)
+        metrics: dict = _masked_means(means)
+        # wall time of the teacher forward in this micro-batch, summed over micro-batches
+        metrics["timing_s/sdpo_teacher_forward"] = Metric(value=self._teacher_seconds, aggregation=AggregationType.SUM)
+        return metrics
 
 
-def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> float:
-    return float((values * mask).sum().item() / mask.sum().clamp_min(1.0).item())
+def _masked_means(named: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> dict[str, float]:
+    """{name: Σ values·mask / max(Σ mask, 1)} for each (values, mask), read back to the host at once."""
+    means = torch.stack([(values.float() * mask).sum() / mask.sum().clamp_min(1.0) for values, mask in named.values()])
+    return dict(zip(named, means.tolist()))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import LlamaConfig, LlamaForCausalLM
 from verl.utils import tensordict_utils as tu
@@ -233,3 +234,46 @@ def test_each_side_is_normalised_once_per_row(model, mode, distillation_only):
     log_prob_rows = logits.shape[0] if distillation_only else 0
     assert counter.rows == 2 * (len(responses[0]) + len(responses[2])) + log_prob_rows
     assert torch.isfinite(out["sdpo_student_entropy"]).all() and out["sdpo_teacher_entropy"].abs().sum() > 0
+
+
+class _HostReads(TorchFunctionMode):
+    """Counts the tensor reads back to the host (item, tolist): on a GPU each one waits for the queued kernels."""
+
+    def __init__(self):
+        super().__init__()
+        self.reads = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.reads += getattr(func, "__name__", "") in ("item", "tolist")
+        return func(*args, **(kwargs or {}))
+
+
+def test_the_metrics_are_masked_means_read_back_at_once(model):
+    g = torch.Generator().manual_seed(7)
+    shape = (3, 5)
+    log_prob, teacher_token, teacher_entropy, student_entropy, token_weight, is_weights, divergence_mat = (
+        torch.randn(shape, generator=g) for _ in range(7))
+    response_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]], dtype=torch.float32)
+    sample_mask = torch.tensor([1.0, 0.0, 1.0])
+    distill_weight = torch.tensor([0.5, 0.0, 1.0])
+    reads = _HostReads()
+    with reads:
+        metrics = sdpo_loss(model)._metrics(log_prob, teacher_token, teacher_entropy, student_entropy, token_weight,
+                                            is_weights, response_mask, sample_mask, distill_weight, divergence_mat)
+    assert reads.reads == 1
+    active = [(0, t) for t in range(3)] + [(2, t) for t in range(2)]
+
+    def mean(values, cells):
+        return sum(float(values[i, t]) for i, t in cells) / len(cells)
+
+    gap = teacher_token - log_prob
+    assert metrics["sdpo/teacher_minus_student_token_logp"] == pytest.approx(mean(gap, active), rel=1e-5)
+    assert metrics["sdpo/teacher_minus_student_final_token_logp"] == pytest.approx(mean(gap, [(0, 2), (2, 1)]),
+                                                                                    rel=1e-5)
+    assert metrics["sdpo/divergence_mean"] == pytest.approx(mean(divergence_mat, active), rel=1e-5)
+    flatter = (teacher_entropy > student_entropy).float()
+    assert metrics["sdpo/teacher_flatter_fraction"] == pytest.approx(mean(flatter, active))
+    every_response_token = [(i, t) for i in range(3) for t in range(5) if response_mask[i, t]]
+    assert metrics["sdpo/is_weight_mean"] == pytest.approx(mean(is_weights, every_response_token), rel=1e-5)
+    assert metrics["sdpo/active_sample_fraction"] == pytest.approx(2 / 3)
+    assert metrics["sdpo/distill_weight_mean"] == pytest.approx(0.5)
