@@ -3,13 +3,13 @@ live (the reference engine for EMA / trust-region / frozen, the actor for live o
 its checkpoint.
 
 The teacher forward runs inside the loss hook's call (`sdpo_ext.loss_hook`), for the same micro-batch: the teacher
-weights (no grad) on [teacher prompt | same response tokens] through the teacher engine's own `forward_step` (so
-remove-padding, temperature scaling and autocast are verl's). This is the authors' design (teacher forward per
-micro-batch, support from the current student) and it inherits verl's scaling: FSDP sharding, any micro-batch size,
-dynamic batch size, Ray placement. Ulysses sequence parallelism is not supported for the teacher forward (clear error).
-With `sdpo.teacher.share_prompt_prefix` the teacher instead calls its module directly, sample by sample, on top of
-the KV cache of its group's shared prompt prefix (sdpo_ext.shared_prefix), as verl's forward_step calls it
-(autocast, temperature scaling).
+weights (no grad) on [teacher prompt | same response tokens], on the inputs the teacher engine's own
+`prepare_model_inputs` builds (so remove-padding is verl's; temperature scaling and autocast as its `forward_step`
+does them), with the LM head on the response rows only; without remove-padding through `forward_step` itself. This
+is the authors' design (teacher forward per micro-batch, support from the current student) and it inherits verl's
+scaling: FSDP sharding, any micro-batch size, dynamic batch size, Ray placement. Ulysses sequence parallelism is not
+supported for the teacher forward (clear error). With `sdpo.teacher.share_prompt_prefix` the teacher instead calls its
+module sample by sample, on top of the KV cache of its group's shared prompt prefix (sdpo_ext.shared_prefix).
 """
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ from typing import Optional
 
 import torch
 from tensordict import TensorDict
+from torch.distributed.tensor import DTensor
 from verl.single_controller.base.decorator import Dispatch, make_nd_compute_dataproto_dispatch_fn, register
 from verl.utils import tensordict_utils as tu
-from verl.utils.device import get_device_name
+from verl.utils.device import get_device_id, get_device_name
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
 from sdpo_ext.config import SDPOActorConfig
@@ -82,6 +83,13 @@ def _forward_only_batch(micro_batch: TensorDict, sequences: list[torch.Tensor], 
         distillation_only=True,
     )
     return batch
+
+
+def _keeps_rows(engine, batch: TensorDict) -> bool:
+    """Whether `_forward_rows` can ask the model for the wanted rows' logits alone: padding removed (one packed
+    sequence, so rows index it) and no fused-kernel forward."""
+    return (tu.get_non_tensor_data(batch, "use_remove_padding", True)
+            and not getattr(engine.model_config, "use_fused_kernels", False))
 
 
 def _scaled(logits: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -158,11 +166,29 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         return batch, response_logit_rows(seq_lens, resp_lens)
 
     def _forward_rows(self, engine, batch: TensorDict, rows: torch.Tensor, eval_ctx: bool) -> torch.Tensor:
-        capture = _LogitRowsCapture(rows)
+        """The logits (temperature-scaled) at `rows` of the packed `batch`. With padding removed the model's LM head
+        runs on those rows only (`logits_to_keep`, on the inputs verl's `prepare_model_inputs` builds for its own
+        forward_step): the teacher prompt's rows, about half of a teacher sequence, never become logits. Otherwise,
+        or with fused kernels (whose forward returns no logits), through verl's forward_step."""
         ctx = engine.eval_mode() if eval_ctx else nullcontext()
-        with torch.no_grad(), ctx:
-            engine.forward_step(batch, loss_function=capture, forward_only=True)
-        return capture.logits
+        if not _keeps_rows(engine, batch):
+            capture = _LogitRowsCapture(rows)
+            with torch.no_grad(), ctx:
+                engine.forward_step(batch, loss_function=capture, forward_only=True)
+            return capture.logits
+        dtype = getattr(engine, "_autocast_dtype", torch.bfloat16)  # verl's forward_step reads it the same way
+        autocast = nullcontext() if dtype == torch.float32 else torch.autocast(get_device_name(), dtype=dtype)
+        batch = batch.to(get_device_id())
+        model_inputs, output_args = engine.prepare_model_inputs(micro_batch=batch)
+        rows = rows.to(model_inputs["input_ids"].device)
+        with torch.no_grad(), ctx, autocast:
+            logits = engine.module(**model_inputs, use_cache=False, logits_to_keep=rows).logits.squeeze(0)
+        if isinstance(logits, DTensor):  # tensor parallelism shards the vocabulary
+            logits = logits.full_tensor()
+        if output_args["temperature_is_one"]:
+            return logits
+        # verl's scaling (_scale_logits_by_temperature) with each row's sample temperature
+        return logits / output_args["temperature_rmpad"][rows].clamp(min=1e-8).to(logits.dtype).unsqueeze(-1)
 
     def _teacher_response_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> Optional[torch.Tensor]:
         """Teacher logits (temperature-scaled) at the rows predicting each active sample's response tokens; None when

@@ -23,12 +23,19 @@ VOCAB = 16
 
 
 class FakeEngine:
-    """forward_step hands the loss function logits = scale·onehot(input token); records the modes it ran in."""
+    """Models verl's FSDP engine as the teacher uses it. `prepare_model_inputs` packs the batch (padding removed)
+    and gives each token its sample's temperature; `module` gives logits = scale·onehot(input token), at the
+    `logits_to_keep` rows when asked; `forward_step` runs both and hands the loss function the logits divided by
+    their temperature, as verl's does. Per forward it records the contexts it ran in, whether gradients were on, the
+    sequences and their temperatures."""
+
+    model_config = SimpleNamespace(use_fused_kernels=False)
 
     def __init__(self, scale: float):
         self.scale = scale
         self.calls: list[dict] = []
         self._modes: list[str] = []
+        self._prepared: dict = {}
 
     @contextmanager
     def _mode(self, name):
@@ -44,14 +51,39 @@ class FakeEngine:
     def disable_adapter(self):
         return self._mode("adapter_disabled")
 
+    def prepare_model_inputs(self, micro_batch):
+        input_ids = micro_batch["input_ids"]
+        temperature = tu.get_non_tensor_data(micro_batch, "temperature", 1.0)
+        per_sample = temperature if isinstance(temperature, torch.Tensor) else torch.tensor([temperature] * len(
+            input_ids.unbind()))
+        self._prepared = {"sequences": [s.tolist() for s in input_ids.unbind()], "temperature": temperature}
+        inputs = {"input_ids": input_ids.values()[None], "position_ids": micro_batch["position_ids"].values()[None]}
+        args = {"temperature_is_one": not isinstance(temperature, torch.Tensor) and temperature == 1.0,
+                "temperature_rmpad": torch.repeat_interleave(per_sample.float(), input_ids.offsets().diff())}
+        return inputs, args
+
+    def module(self, input_ids, position_ids, use_cache, logits_to_keep=None):
+        logits = self.scale * torch.nn.functional.one_hot(input_ids, VOCAB).float()
+        if logits_to_keep is not None:
+            logits = logits[:, logits_to_keep]
+        self.calls.append({**self._prepared, "modes": list(self._modes), "grad": torch.is_grad_enabled(),
+                           "logit_rows": logits.shape[1]})
+        return SimpleNamespace(logits=logits)
+
     def forward_step(self, batch, loss_function, forward_only):
-        tokens = batch["input_ids"].values()
-        logits = self.scale * torch.nn.functional.one_hot(tokens, VOCAB).float()
-        self.calls.append({"modes": list(self._modes), "forward_only": forward_only,
-                           "sequences": [s.tolist() for s in batch["input_ids"].unbind()],
-                           "temperature": tu.get_non_tensor_data(batch, "temperature", None)})
+        inputs, args = self.prepare_model_inputs(batch)
+        logits = self.module(**inputs, use_cache=False).logits.squeeze(0)
+        if not args["temperature_is_one"]:
+            logits = logits / args["temperature_rmpad"][:, None]
         loss_function(student_logits=logits.unsqueeze(0), data=batch)
         return loss_function(model_output={}, data=batch)
+
+
+@pytest.fixture(autouse=True)
+def _on_the_cpu(monkeypatch):
+    """The worker moves a batch to its device before the forward; without an accelerator that is the CPU."""
+    monkeypatch.setattr(worker_module, "get_device_id", lambda: "cpu")
+    monkeypatch.setattr(worker_module, "get_device_name", lambda: "cpu")
 
 
 def make_worker(mode: str, rate: float = 0.25, with_ref: bool = True):
@@ -79,14 +111,14 @@ def micro_batch():
     return data, teacher_prompts, responses
 
 
-def expected_rows(scale: float, teacher_prompts, responses, active) -> torch.Tensor:
-    """Rows predicting each active response token: the token before it, i.e. the last prompt token and all
-    response tokens but the last."""
+def expected_rows(scale: float, teacher_prompts, responses, active, temperatures=(0.5, 0.6, 0.7)) -> torch.Tensor:
+    """Rows predicting each active response token (the token before it: the last prompt token and all response
+    tokens but the last), divided by the sample's temperature."""
     rows = []
-    for p, r, a in zip(teacher_prompts, responses, active):
+    for p, r, a, t in zip(teacher_prompts, responses, active, temperatures):
         if a:
             seq = torch.cat([p, r])
-            rows.append(scale * torch.nn.functional.one_hot(seq[len(p) - 1:len(seq) - 1], VOCAB).float())
+            rows.append(scale * torch.nn.functional.one_hot(seq[len(p) - 1:len(seq) - 1], VOCAB).float() / t)
     return torch.cat(rows)
 
 
@@ -100,10 +132,23 @@ def test_ema_and_frozen_score_with_the_reference_in_eval_mode(mode):
     got = worker._teacher_response_logits(data, ACTIVE)
     torch.testing.assert_close(got, expected_rows(3.0, prompts, responses, ACTIVE))
     (call,) = worker.ref.engine.calls
-    assert call["modes"] == ["eval"] and call["forward_only"] is True
+    assert call["modes"] == ["eval"] and call["grad"] is False
     assert call["sequences"] == [[1, 2, 3, 10, 11], [6, 7, 8, 9, 15]]  # [teacher prompt | same response], active only
     assert call["temperature"].tolist() == pytest.approx([0.5, 0.7])
+    assert call["logit_rows"] == 2 + 1  # the LM head ran on the rows predicting the responses only
     assert worker.actor.engine.calls == []
+
+
+def test_with_padding_kept_the_teacher_goes_through_forward_step():
+    """Without remove-padding the rows do not index one packed sequence: verl's forward_step computes every row's
+    logits and the teacher keeps the same rows."""
+    worker = make_worker("ema")
+    data, prompts, responses = micro_batch()
+    tu.assign_non_tensor(data, use_remove_padding=False)
+    got = worker._teacher_response_logits(data, ACTIVE)
+    torch.testing.assert_close(got, expected_rows(3.0, prompts, responses, ACTIVE))
+    (call,) = worker.ref.engine.calls
+    assert call["logit_rows"] == 5 + 5 and call["grad"] is False
 
 
 def test_live_scores_with_the_current_actor():

@@ -216,3 +216,30 @@ def test_with_a_shared_prefix_every_rank_makes_the_most_teacher_calls_of_any(mod
     alone = teacher_calls(0)
     assert alone == 2 + 7  # 2 group prefixes, then each distilled sample's rest
     assert teacher_calls(2) == alone + 2 * 8  # 8 micro-batches of one sample
+
+
+def test_the_teacher_computes_logits_on_the_response_rows_only_and_the_same_ones(model_dir, smollm2_tokenizer, cpu,
+                                                                                   monkeypatch):
+    """Through the real engine: three packed sequences with their own temperatures. The LM head runs on the rows
+    predicting the responses only, and their logits are verl forward_step's at those rows (within a bf16 step)."""
+    from sdpo_ext import worker as worker_module
+    from sdpo_ext.packed_rows import response_logit_rows
+
+    batch = step_batch("sdpo", model_dir, smollm2_tokenizer)
+    worker = worker_for(batch, "sdpo")
+    engine = worker.ref.engine
+    g = torch.Generator().manual_seed(0)
+    lengths, response_lengths = (40, 25, 33), (10, 7, 12)
+    sequences = [torch.randint(0, len(smollm2_tokenizer), (n,), generator=g) for n in lengths]
+    micro_batch = tu.get_tensordict({"temperature": torch.tensor([0.7, 1.0, 1.3])})
+    teacher_batch = worker_module._forward_only_batch(micro_batch, sequences, [0, 1, 2])
+    rows = response_logit_rows(torch.tensor(lengths), torch.tensor(response_lengths))
+    head_rows: list[int] = []
+    engine.module.lm_head.register_forward_hook(lambda module, args, out: head_rows.append(args[0].shape[1]))
+
+    kept = worker._forward_rows(engine, teacher_batch, rows, eval_ctx=True)
+    monkeypatch.setattr(worker_module, "_keeps_rows", lambda engine, batch: False)
+    whole = worker._forward_rows(engine, teacher_batch, rows, eval_ctx=True)
+    assert head_rows == [sum(response_lengths), sum(lengths)]
+    assert kept.shape == whole.shape == (sum(response_lengths), len(smollm2_tokenizer)) and kept.dtype == whole.dtype
+    torch.testing.assert_close(kept.float(), whole.float(), rtol=0, atol=2**-7 * whole.float().abs().max().item())
