@@ -13,6 +13,7 @@ module sample by sample, on top of the KV cache of its group's shared prompt pre
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from contextlib import nullcontext
@@ -24,6 +25,7 @@ from torch.distributed.tensor import DTensor
 from verl.single_controller.base.decorator import Dispatch, make_nd_compute_dataproto_dispatch_fn, register
 from verl.utils import tensordict_utils as tu
 from verl.utils.device import get_device_id, get_device_name
+from verl.workers.engine.fsdp.transformer_impl import FSDPEngineWithLMHead
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
 from sdpo_ext.config import SDPOActorConfig
@@ -87,9 +89,18 @@ def _forward_only_batch(micro_batch: TensorDict, sequences: list[torch.Tensor], 
 
 def _keeps_rows(engine, batch: TensorDict) -> bool:
     """Whether `_forward_rows` can ask the model for the wanted rows' logits alone: padding removed (one packed
-    sequence, so rows index it) and no fused-kernel forward."""
-    return (tu.get_non_tensor_data(batch, "use_remove_padding", True)
-            and not getattr(engine.model_config, "use_fused_kernels", False))
+    sequence, so rows index it), an engine that leaves its outputs to verl's FSDP LM-head handling (veomni's, say,
+    adds its own), and a model class whose own forward takes `logits_to_keep` (not a verl replacement forward, which
+    takes it in **kwargs and ignores it)."""
+    if not tu.get_non_tensor_data(batch, "use_remove_padding", True):
+        return False
+    if getattr(type(engine), "prepare_model_outputs", None) not in (None, FSDPEngineWithLMHead.prepare_model_outputs):
+        return False
+    model = getattr(engine.module, "module", engine.module)  # FSDP1 wraps the model
+    if hasattr(model, "get_base_model"):  # peft
+        model = model.get_base_model()
+    forward = type(model).forward
+    return "logits_to_keep" in inspect.signature(forward).parameters and not forward.__module__.startswith("verl.")
 
 
 def _scaled(logits: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -111,8 +122,10 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         actor_config = self.loss_fn.keywords.get("config") if hasattr(self.loss_fn, "keywords") else None
         if not isinstance(actor_config, SDPOActorConfig) or not actor_config.sdpo_enabled:
             return
-        if self.actor.engine.ulysses_sequence_parallel_size > 1:
-            raise NotImplementedError("SDPO teacher forward does not support Ulysses sequence parallelism (sp > 1)")
+        engines = [self.actor.engine] + ([self.ref.engine] if self.ref is not None else [])
+        if any(getattr(engine, "ulysses_sequence_parallel_size", 1) > 1 for engine in engines):
+            raise NotImplementedError("SDPO teacher forward does not support Ulysses sequence parallelism (sp > 1) "
+                                      "in the actor or the reference model")
         self.sdpo_config = actor_config
         mode = actor_config.sdpo.teacher.mode
         if mode in ("ema", "trust_region") and self.ref is None:
@@ -168,8 +181,8 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
     def _forward_rows(self, engine, batch: TensorDict, rows: torch.Tensor, eval_ctx: bool) -> torch.Tensor:
         """The logits (temperature-scaled) at `rows` of the packed `batch`. With padding removed the model's LM head
         runs on those rows only (`logits_to_keep`, on the inputs verl's `prepare_model_inputs` builds for its own
-        forward_step): the teacher prompt's rows, about half of a teacher sequence, never become logits. Otherwise,
-        or with fused kernels (whose forward returns no logits), through verl's forward_step."""
+        forward_step): the teacher prompt's rows, about half of a teacher sequence, never become logits. Where that
+        cannot be done (`_keeps_rows`), through verl's forward_step."""
         ctx = engine.eval_mode() if eval_ctx else nullcontext()
         if not _keeps_rows(engine, batch):
             capture = _LogitRowsCapture(rows)
@@ -178,11 +191,14 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
             return capture.logits
         dtype = getattr(engine, "_autocast_dtype", torch.bfloat16)  # verl's forward_step reads it the same way
         autocast = nullcontext() if dtype == torch.float32 else torch.autocast(get_device_name(), dtype=dtype)
-        batch = batch.to(get_device_id())
-        model_inputs, output_args = engine.prepare_model_inputs(micro_batch=batch)
-        rows = rows.to(model_inputs["input_ids"].device)
-        with torch.no_grad(), ctx, autocast:
-            logits = engine.module(**model_inputs, use_cache=False, logits_to_keep=rows).logits.squeeze(0)
+        with torch.no_grad(), ctx:  # the inputs built inside the context, as forward_step builds them
+            model_inputs, output_args = engine.prepare_model_inputs(micro_batch=batch.to(get_device_id()))
+            rows = rows.to(model_inputs["input_ids"].device)
+            with autocast:
+                logits = engine.module(**model_inputs, use_cache=False, logits_to_keep=rows).logits.squeeze(0)
+        if logits.shape[0] != rows.numel():
+            raise RuntimeError(f"the teacher model returned {logits.shape[0]} logit rows for logits_to_keep of "
+                               f"{rows.numel()}: its forward does not honour a tensor logits_to_keep")
         if isinstance(logits, DTensor):  # tensor parallelism shards the vocabulary
             logits = logits.full_tensor()
         if output_args["temperature_is_one"]:

@@ -22,6 +22,18 @@ from sdpo_ext.worker import SDPOActorRolloutRefWorker
 VOCAB = 16
 
 
+class FakeModel:
+    """The engine's model: a forward that takes logits_to_keep, as transformers' causal LMs do."""
+
+    def __init__(self, engine: "FakeEngine"):
+        self.engine = engine
+
+    def forward(self, input_ids, position_ids, use_cache, logits_to_keep=None):
+        return self.engine.forward(input_ids, position_ids, use_cache, logits_to_keep)
+
+    __call__ = forward
+
+
 class FakeEngine:
     """Models verl's FSDP engine as the teacher uses it. `prepare_model_inputs` packs the batch (padding removed)
     and gives each token its sample's temperature; `module` gives logits = scale·onehot(input token), at the
@@ -33,6 +45,7 @@ class FakeEngine:
 
     def __init__(self, scale: float):
         self.scale = scale
+        self.module = FakeModel(self)
         self.calls: list[dict] = []
         self._modes: list[str] = []
         self._prepared: dict = {}
@@ -53,7 +66,9 @@ class FakeEngine:
 
     def prepare_model_inputs(self, micro_batch):
         input_ids = micro_batch["input_ids"]
-        temperature = tu.get_non_tensor_data(micro_batch, "temperature", 1.0)
+        temperature = tu.get_non_tensor_data(micro_batch, "temperature", None)
+        if temperature is None:
+            raise KeyError("temperature")  # verl reads micro_batch["temperature"]
         per_sample = temperature if isinstance(temperature, torch.Tensor) else torch.tensor([temperature] * len(
             input_ids.unbind()))
         self._prepared = {"sequences": [s.tolist() for s in input_ids.unbind()], "temperature": temperature}
@@ -62,20 +77,21 @@ class FakeEngine:
                 "temperature_rmpad": torch.repeat_interleave(per_sample.float(), input_ids.offsets().diff())}
         return inputs, args
 
-    def module(self, input_ids, position_ids, use_cache, logits_to_keep=None):
+    def forward(self, input_ids, position_ids, use_cache, logits_to_keep=None):
         logits = self.scale * torch.nn.functional.one_hot(input_ids, VOCAB).float()
         if logits_to_keep is not None:
             logits = logits[:, logits_to_keep]
         self.calls.append({**self._prepared, "modes": list(self._modes), "grad": torch.is_grad_enabled(),
-                           "logit_rows": logits.shape[1]})
+                           "autocast": torch.is_autocast_enabled("cpu"), "logit_rows": logits.shape[1]})
         return SimpleNamespace(logits=logits)
 
     def forward_step(self, batch, loss_function, forward_only):
         inputs, args = self.prepare_model_inputs(batch)
-        logits = self.module(**inputs, use_cache=False).logits.squeeze(0)
+        logits = self.forward(**inputs, use_cache=False).logits.squeeze(0)
         if not args["temperature_is_one"]:
             logits = logits / args["temperature_rmpad"][:, None]
-        loss_function(student_logits=logits.unsqueeze(0), data=batch)
+        if tu.get_non_tensor_data(batch, "distillation_use_topk", False):  # verl's logits-processor path
+            loss_function(student_logits=logits.unsqueeze(0), data=batch)
         return loss_function(model_output={}, data=batch)
 
 
@@ -132,7 +148,7 @@ def test_ema_and_frozen_score_with_the_reference_in_eval_mode(mode):
     got = worker._teacher_response_logits(data, ACTIVE)
     torch.testing.assert_close(got, expected_rows(3.0, prompts, responses, ACTIVE))
     (call,) = worker.ref.engine.calls
-    assert call["modes"] == ["eval"] and call["grad"] is False
+    assert call["modes"] == ["eval"] and call["grad"] is False and call["autocast"] is True
     assert call["sequences"] == [[1, 2, 3, 10, 11], [6, 7, 8, 9, 15]]  # [teacher prompt | same response], active only
     assert call["temperature"].tolist() == pytest.approx([0.5, 0.7])
     assert call["logit_rows"] == 2 + 1  # the LM head ran on the rows predicting the responses only
@@ -218,3 +234,40 @@ def test_the_prefix_cache_lives_for_one_update_call(monkeypatch):
         else:
             assert SDPOActorRolloutRefWorker.update_actor(worker, None) == "output"
         assert worker.prefix_cache.prefix is None
+
+
+class ForwardWithKwargs(torch.nn.Module):
+    """A model whose forward takes logits_to_keep in **kwargs (as verl's replacement forwards do) and ignores it."""
+
+    def forward(self, input_ids, **kwargs):
+        return SimpleNamespace(logits=torch.zeros(1, input_ids.shape[1], VOCAB))
+
+
+class ForwardWithLogitsToKeep(ForwardWithKwargs):
+    def forward(self, input_ids, logits_to_keep=0, **kwargs):
+        return super().forward(input_ids)
+
+
+def test_rows_are_kept_only_where_the_model_and_the_engine_allow_it():
+    from sdpo_ext.worker import _keeps_rows
+
+    data, _, _ = micro_batch()
+    engine = FakeEngine(1.0)
+    engine.module = ForwardWithLogitsToKeep()
+    assert _keeps_rows(engine, data)
+    engine.module = ForwardWithKwargs()  # logits_to_keep would be swallowed: every row's logits
+    assert not _keeps_rows(engine, data)
+    engine.module = SimpleNamespace(module=ForwardWithLogitsToKeep())  # FSDP1 wraps the model
+    assert _keeps_rows(engine, data)
+    tu.assign_non_tensor(data, use_remove_padding=False)
+    assert not _keeps_rows(engine, data)
+
+
+def test_a_model_that_ignores_logits_to_keep_is_a_clear_error(monkeypatch):
+    worker = make_worker("ema")
+    monkeypatch.setattr(worker_module, "_keeps_rows", lambda engine, batch: True)
+    monkeypatch.setattr(FakeModel, "__call__", lambda self, input_ids, **kwargs: SimpleNamespace(
+        logits=torch.zeros(1, input_ids.shape[1], VOCAB)))
+    data, _, _ = micro_batch()
+    with pytest.raises(RuntimeError, match="does not honour a tensor logits_to_keep"):
+        worker._teacher_response_logits(data, ACTIVE)

@@ -218,10 +218,12 @@ def test_with_a_shared_prefix_every_rank_makes_the_most_teacher_calls_of_any(mod
     assert teacher_calls(2) == alone + 2 * 8  # 8 micro-batches of one sample
 
 
+@pytest.mark.parametrize("temperature", [1.0, 0.6, "per sample"])
 def test_the_teacher_computes_logits_on_the_response_rows_only_and_the_same_ones(model_dir, smollm2_tokenizer, cpu,
-                                                                                   monkeypatch):
-    """Through the real engine: three packed sequences with their own temperatures. The LM head runs on the rows
-    predicting the responses only, and their logits are verl forward_step's at those rows (within a bf16 step)."""
+                                                                                   monkeypatch, temperature):
+    """Through the real engine: three packed sequences, one temperature or each its own. The LM head runs on the
+    rows predicting the responses only, and their logits are verl forward_step's at those rows (within a bf16
+    step)."""
     from sdpo_ext import worker as worker_module
     from sdpo_ext.packed_rows import response_logit_rows
 
@@ -231,7 +233,11 @@ def test_the_teacher_computes_logits_on_the_response_rows_only_and_the_same_ones
     g = torch.Generator().manual_seed(0)
     lengths, response_lengths = (40, 25, 33), (10, 7, 12)
     sequences = [torch.randint(0, len(smollm2_tokenizer), (n,), generator=g) for n in lengths]
-    micro_batch = tu.get_tensordict({"temperature": torch.tensor([0.7, 1.0, 1.3])})
+    if temperature == "per sample":
+        micro_batch = tu.get_tensordict({"temperature": torch.tensor([0.7, 1.0, 1.3])})
+    else:
+        micro_batch = tu.get_tensordict({"input_ids": torch.nested.as_nested_tensor(sequences, layout=torch.jagged)})
+        tu.assign_non_tensor(micro_batch, temperature=temperature)
     teacher_batch = worker_module._forward_only_batch(micro_batch, sequences, [0, 1, 2])
     rows = response_logit_rows(torch.tensor(lengths), torch.tensor(response_lengths))
     head_rows: list[int] = []
