@@ -105,9 +105,9 @@ def plot(summary: dict, png: Path) -> None:
         algos = [a for a in CONFIGS if a in row]
         grpo_step = row[row["grpo_fastest"]]["phase_s"]["step"]
         bottom = [0.0] * len(algos)
+        # the teacher forward is drawn apart (hatched) on top of the rest of the actor update that holds it
+        nested = [row[a]["phase_s"].get("sdpo_teacher_forward", 0.0) for a in algos]
         for i, phase in enumerate((*("gen", *PHASES), "sdpo_teacher_forward")):
-            # the teacher forward is drawn apart (hatched) on top of the rest of the actor update that holds it
-            nested = [row[a]["phase_s"].get("sdpo_teacher_forward", 0.0) for a in algos]
             heights = [row[a]["phase_s"].get(phase, 0.0) for a in algos]
             if phase == "update_actor":
                 heights = [h - n for h, n in zip(heights, nested)]

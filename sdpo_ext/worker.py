@@ -103,9 +103,23 @@ def _keeps_rows(engine, batch: TensorDict) -> bool:
     return "logits_to_keep" in inspect.signature(forward).parameters and not forward.__module__.startswith("verl.")
 
 
-def _scaled(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    """logits / T in the logits' dtype, as verl's engine scales them (none at T = 1)."""
+def _scaled(logits: torch.Tensor, temperature: float | torch.Tensor) -> torch.Tensor:
+    """logits [N, V] / T in the logits' dtype, as verl's engine scales them (_scale_logits_by_temperature): T one
+    number (none at 1) or one per row [N]."""
+    if isinstance(temperature, torch.Tensor):
+        return logits / temperature.clamp(min=1e-8).to(logits.dtype).unsqueeze(-1)
     return logits if temperature == 1.0 else logits / torch.tensor(max(temperature, 1e-8), dtype=logits.dtype)
+
+
+def _autocast(engine):
+    """The autocast verl's forward_step runs the engine's module under (none for fp32 parameters)."""
+    dtype = getattr(engine, "_autocast_dtype", torch.bfloat16)  # verl's forward_step reads it the same way
+    return nullcontext() if dtype == torch.float32 else torch.autocast(get_device_name(), dtype=dtype)
+
+
+def _first_token(micro_batch: TensorDict) -> torch.Tensor:
+    """The micro-batch's first token: the input of a forward that only keeps the ranks in step."""
+    return micro_batch["input_ids"].unbind()[0][:1]
 
 
 class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
@@ -189,22 +203,17 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
             with torch.no_grad(), ctx:
                 engine.forward_step(batch, loss_function=capture, forward_only=True)
             return capture.logits
-        dtype = getattr(engine, "_autocast_dtype", torch.bfloat16)  # verl's forward_step reads it the same way
-        autocast = nullcontext() if dtype == torch.float32 else torch.autocast(get_device_name(), dtype=dtype)
         with torch.no_grad(), ctx:  # the inputs built inside the context, as forward_step builds them
             model_inputs, output_args = engine.prepare_model_inputs(micro_batch=batch.to(get_device_id()))
             rows = rows.to(model_inputs["input_ids"].device)
-            with autocast:
+            with _autocast(engine):
                 logits = engine.module(**model_inputs, use_cache=False, logits_to_keep=rows).logits.squeeze(0)
         if logits.shape[0] != rows.numel():
             raise RuntimeError(f"the teacher model returned {logits.shape[0]} logit rows for logits_to_keep of "
                                f"{rows.numel()}: its forward does not honour a tensor logits_to_keep")
         if isinstance(logits, DTensor):  # tensor parallelism shards the vocabulary
             logits = logits.full_tensor()
-        if output_args["temperature_is_one"]:
-            return logits
-        # verl's scaling (_scale_logits_by_temperature) with each row's sample temperature
-        return logits / output_args["temperature_rmpad"][rows].clamp(min=1e-8).to(logits.dtype).unsqueeze(-1)
+        return logits if output_args["temperature_is_one"] else _scaled(logits, output_args["temperature_rmpad"][rows])
 
     def _teacher_response_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> Optional[torch.Tensor]:
         """Teacher logits (temperature-scaled) at the rows predicting each active sample's response tokens; None when
@@ -236,8 +245,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
     @staticmethod
     def _one_token_batch(micro_batch: TensorDict) -> tuple[TensorDict, torch.Tensor]:
         """A teacher batch of one token (the micro-batch's first), for a forward that only keeps ranks in step."""
-        token = micro_batch["input_ids"].unbind()[0][:1]
-        return _forward_only_batch(micro_batch, [token], [0]), torch.zeros(1, dtype=torch.long)
+        return _forward_only_batch(micro_batch, [_first_token(micro_batch)], [0]), torch.zeros(1, dtype=torch.long)
 
     def _shared_prefix_logits(self, micro_batch: TensorDict, active: torch.Tensor) -> Optional[torch.Tensor]:
         """`_teacher_response_logits` with each group's shared prompt prefix computed once: per active sample, the
@@ -245,8 +253,6 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         response] on top of it at positions P.. (P = the shared length; 0: the whole sequence, no cache). Ranks agree
         first on the most module calls any of them makes; the others make up the difference on one token."""
         engine = self.ref.engine
-        dtype = getattr(engine, "_autocast_dtype", torch.bfloat16)  # verl's forward_step reads it the same way
-        autocast = nullcontext() if dtype == torch.float32 else torch.autocast(get_device_name(), dtype=dtype)
         prompts = micro_batch["teacher_prompt_ids"].unbind()
         responses = micro_batch["responses"].unbind()
         shared = micro_batch[TEACHER_PREFIX_LEN].tolist()
@@ -263,7 +269,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
                                  use_cache=use_cache, logits_to_keep=keep)
 
         rows = []
-        with torch.no_grad(), engine.eval_mode(), autocast:
+        with torch.no_grad(), engine.eval_mode(), _autocast(engine):
             for i in samples:
                 prompt, response, length = prompts[i].to(responses[i].device), responses[i], int(shared[i])
                 rest = torch.cat([prompt[length:], response])
@@ -277,9 +283,8 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
                     logits = forward(rest, 0, len(response) + 1).logits[0, :-1]
                 t = temperature[i] if isinstance(temperature, torch.Tensor) and temperature.dim() > 0 else temperature
                 rows.append(_scaled(logits, float(t)))
-            one_token = micro_batch["input_ids"].unbind()[0][:1]
             for _ in range(padding):
-                forward(one_token, 0, 1)
+                forward(_first_token(micro_batch), 0, 1)
         return torch.cat(rows) if rows else None
 
     # ---------------------------------------------------------------- EMA teacher
