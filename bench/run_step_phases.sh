@@ -11,7 +11,7 @@
 #   T0=<call start, epoch s> bash bench/run_step_phases.sh start   generate (reuse with ROLLOUTS_FROM), launch, and
 #                                                 wait until T0 + CALL_S (570): the first call does it all
 # Files live in $WORK (kept between device calls); what a call should bring back is copied to $OUT.
-# Summarise with: python bench/step_time_fair.py --phases <unpacked folder> --out bench/results/step_time_fair
+# Summarise with: python bench/step_time_fair.py --phases <unpacked folder> --call "<what ran>" [--phases ... --call ...]
 set -uo pipefail
 WORK=${WORK:-/tmp/step_phases}; OUT=${OUT:-$WORK}; mkdir -p "$WORK" "$OUT"
 LENGTHS=${LENGTHS:-"2048 8192"}; ALGOS=${ALGOS:-"grpo_fused sdpo srpo sdpo_shared_prefix grpo_fused_triton grpo"}; ITERS=${ITERS:-"3 2"}

@@ -2,7 +2,8 @@
 at its fastest configuration, and the ratios over GRPO's.
 
     python bench/step_time_fair.py --phases <folder with rollouts.json and phases_<algo>.json> \\
-        --out bench/results/step_time_fair --call "<date, device, command>"
+        --call "<date, device, command>" [--phases <another job's folder> --call "..."] \\
+        --out bench/results/step_time_fair
 
 step = generation (measured once per length, the same work for every algorithm) + the algorithm's own phases,
 each the mean of steps 2..N (step 1 is warm-up): driver sample preparation (SDPO: + teacher prompts), old
@@ -11,6 +12,10 @@ tokens of the step's samples / step seconds. Each algorithm counts at its fastes
 (`<algo>_fastest` and `<algo>_config` name it): ratio_<algo>_over_grpo = its step / GRPO's. Not in the step:
 verl's weight sync to the rollout engine (0.5-0.7 s in the full runs of bench/run_step_time.sh, the same for every
 algorithm), so the ratios are a little above the full-run ones.
+
+Several jobs (one --phases each, oldest first): per length, each family comes from the last job that measured it, and
+its ratio is to the GRPO of that same job. A ratio never pairs two machines: the same GRPO step differed by up to 8 %
+between two H200 machines on 2026-12-04 (37.9 vs 35.3 s at 2K).
 """
 from __future__ import annotations
 
@@ -92,6 +97,29 @@ def summarise(folder: Path) -> dict:
     return summary
 
 
+def combine(jobs: dict[str, dict]) -> dict:
+    """Per length, {family: its fastest configuration's row from the last job that measured it (+ "job", "algo",
+    "config")}, ratio_<family>_over_grpo from that job, and "jobs": each job's own rows."""
+    lengths = list(dict.fromkeys(length for job in jobs.values() for length in job["lengths"]))
+    summary: dict = {"lengths": lengths}
+    for length in lengths:
+        measured = {name: job[length] for name, job in jobs.items() if length in job}
+        result: dict = {"jobs": measured}
+        for family in FAMILIES:
+            ran = [name for name, row in measured.items() if f"{family}_fastest" in row]
+            if not ran:
+                continue
+            name, row = ran[-1], measured[ran[-1]]
+            algo = row[f"{family}_fastest"]
+            result[family] = {**row[algo], "job": name, "algo": algo, "config": CONFIGS[algo]}
+            if family != "grpo":
+                result[family]["grpo_step_s_same_job"] = row[row["grpo_fastest"]]["phase_s"]["step"]
+                result[f"ratio_{family}_over_grpo"] = row[f"ratio_{family}_over_grpo"]
+        result["grpo_config"] = result["grpo"]["config"]
+        summary[length] = result
+    return summary
+
+
 def plot(summary: dict, png: Path) -> None:
     import matplotlib
 
@@ -99,27 +127,30 @@ def plot(summary: dict, png: Path) -> None:
     import matplotlib.pyplot as plt
 
     lengths = summary["lengths"]
-    fig, axes = plt.subplots(1, len(lengths), figsize=(5.8 * len(lengths), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(lengths), figsize=(3.0 + 1.2 * max(_bars(summary, n) for n in lengths) * len(
+        lengths), 4.2), squeeze=False)
     for ax, length in zip(axes[0], lengths):
-        row = summary[length]
-        algos = [a for a in CONFIGS if a in row]
-        grpo_step = row[row["grpo_fastest"]]["phase_s"]["step"]
-        bottom = [0.0] * len(algos)
+        bars = [(job, algo, row) for job, row in summary[length]["jobs"].items() for algo in CONFIGS if algo in row]
+        names = [f"{algo}\n{job}" if len(summary[length]["jobs"]) > 1 else algo for job, algo, _ in bars]
+        bottom = [0.0] * len(bars)
         # the teacher forward is drawn apart (hatched) on top of the rest of the actor update that holds it
-        nested = [row[a]["phase_s"].get("sdpo_teacher_forward", 0.0) for a in algos]
+        nested = [row[algo]["phase_s"].get("sdpo_teacher_forward", 0.0) for _, algo, row in bars]
         for i, phase in enumerate((*("gen", *PHASES), "sdpo_teacher_forward")):
-            heights = [row[a]["phase_s"].get(phase, 0.0) for a in algos]
+            heights = [row[algo]["phase_s"].get(phase, 0.0) for _, algo, row in bars]
             if phase == "update_actor":
                 heights = [h - n for h, n in zip(heights, nested)]
-            ax.bar(algos, heights, bottom=bottom, color="C4" if phase == "sdpo_teacher_forward" else f"C{i}",
+            ax.bar(names, heights, bottom=bottom, color="C4" if phase == "sdpo_teacher_forward" else f"C{i}",
                    hatch="//" if phase == "sdpo_teacher_forward" else None,
                    label="update_actor: teacher forward" if phase == "sdpo_teacher_forward" else phase)
             bottom = [b + h for b, h in zip(bottom, heights)]
-        for x, algo in enumerate(algos):
-            label = f"{bottom[x]:.1f} s\n{bottom[x] / grpo_step:.3f}x"
-            ax.annotate(label, (x, bottom[x]), ha="center", va="bottom", fontsize=8)
-        ax.set_title(f"{length}-token responses (GRPO's fastest: {row['grpo_fastest']})", fontsize=9)
+        for x, (_, _, row) in enumerate(bars):
+            grpo_step = row[row["grpo_fastest"]]["phase_s"]["step"]   # the GRPO of the bar's own job
+            ax.annotate(f"{bottom[x]:.1f} s\n{bottom[x] / grpo_step:.3f}x", (x, bottom[x]), ha="center",
+                        va="bottom", fontsize=8)
+        ax.set_title(f"{length}-token responses (ratios to the same job's {summary[length]['grpo']['algo']})",
+                     fontsize=9)
         ax.set_ylabel("seconds per step (mean of steps 2..N)")
+        ax.tick_params(axis="x", labelsize=7)
         ax.set_ylim(0, max(bottom) * 1.2)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.06))
@@ -129,21 +160,33 @@ def plot(summary: dict, png: Path) -> None:
     plt.close(fig)
 
 
+def _bars(summary: dict, length: str) -> int:
+    return sum(algo in row for row in summary[length]["jobs"].values() for algo in CONFIGS)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--phases", type=Path, required=True, help="run_step_phases.sh's $OUT (unpacked)")
+    parser.add_argument("--phases", type=Path, action="append", required=True,
+                        help="run_step_phases.sh's $OUT (unpacked); once per job, oldest first")
+    parser.add_argument("--call", action="append", required=True,
+                        help="what ran, when, where (stored in the JSON); once per --phases, in the same order")
     parser.add_argument("--out", type=Path, default=Path("bench/results/step_time_fair"))
-    parser.add_argument("--call", required=True, help="what ran, when, where (stored in the JSON)")
     args = parser.parse_args()
-    summary = {"call": args.call, **summarise(args.phases)}
+    if len(args.call) != len(args.phases):
+        parser.error(f"{len(args.phases)} --phases but {len(args.call)} --call: give one call per job")
+    names = [folder.name.removeprefix("step_phases_") for folder in args.phases]
+    if len(set(names)) != len(names):
+        parser.error(f"two jobs share a folder name: {names}")
+    jobs = {name: summarise(folder) for name, folder in zip(names, args.phases)}
+    summary = {"calls": dict(zip(names, args.call)), **combine(jobs)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
     plot(summary, args.out.with_suffix(".png"))
     for length in summary["lengths"]:
         row = summary[length]
+        picked = {f: f"{row[f]['algo']} ({row[f]['job']})" for f in FAMILIES if f in row}
         ratios = {k: v for k, v in row.items() if k.startswith("ratio_")}
-        fastest = {f: row[f"{f}_fastest"] for f in FAMILIES if f"{f}_fastest" in row}
-        print(f"{length}: fastest {fastest}; {ratios}")
+        print(f"{length}: {picked}; {ratios}")
 
 
 if __name__ == "__main__":

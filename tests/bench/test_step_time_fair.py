@@ -30,27 +30,36 @@ def write_phases(folder: Path, algo: str, updates: list[float], length: str = "2
     (folder / f"phases_{algo}.json").write_text(json.dumps(run))
 
 
-def summarise(folder: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "bench/step_time_fair.py", "--phases", str(folder), "--out", str(out),
-                           "--call", "test"], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+def summarise(out: Path, *folders: Path) -> subprocess.CompletedProcess:
+    jobs = [arg for i, folder in enumerate(folders) for arg in ("--phases", str(folder), "--call", f"job {i}")]
+    return subprocess.run([sys.executable, "bench/step_time_fair.py", *jobs, "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def job_folder(parent: Path, name: str, gen_s: float = 14.4, length: str = "2048") -> Path:
+    folder = parent / f"step_phases_{name}"
+    folder.mkdir()
+    rollouts = {"engine_start_s": 90.0, "lengths": {length: {"gen_s": gen_s, "tokens_per_s": 9000.0}}}
+    (folder / "rollouts.json").write_text(json.dumps(rollouts))
+    return folder
 
 
 def test_ratios_use_grpos_fastest_configuration_and_steps_after_the_first(tmp_path):
-    rollouts = {"engine_start_s": 90.0, "lengths": {"2048": {"gen_s": 14.4, "tokens_per_s": 9000.0}}}
-    (tmp_path / "rollouts.json").write_text(json.dumps(rollouts))
-    write_phases(tmp_path, "grpo", [90.0, 40.0, 40.0])
-    write_phases(tmp_path, "grpo_fused", [80.0, 30.0, 32.0])   # faster: the reference
-    write_phases(tmp_path, "sdpo", [70.0, 35.0, 35.0])
-    write_phases(tmp_path, "srpo", [70.0, 33.0, 33.0])
+    folder = job_folder(tmp_path, "a")
+    write_phases(folder, "grpo", [90.0, 40.0, 40.0])
+    write_phases(folder, "grpo_fused", [80.0, 30.0, 32.0])   # faster: the reference
+    write_phases(folder, "sdpo", [70.0, 35.0, 35.0])
+    write_phases(folder, "srpo", [70.0, 33.0, 33.0])
     out = tmp_path / "fair"
-    assert summarise(tmp_path, out).returncode == 0
+    assert summarise(out, folder).returncode == 0
     summary = json.loads(out.with_suffix(".json").read_text())
     row = summary["2048"]
-    assert summary["lengths"] == ["2048"] and row["grpo_fastest"] == "grpo_fused"
-    assert row["sdpo_fastest"] == "sdpo" and row["srpo_fastest"] == "srpo"
+    assert summary["lengths"] == ["2048"] and summary["calls"] == {"a": "job 0"}
+    assert row["grpo"]["algo"] == "grpo_fused" and row["grpo_config"] == row["grpo"]["config"]
+    assert row["sdpo"]["algo"] == "sdpo" and row["srpo"]["algo"] == "srpo"
     fused_step = 14.4 + 0.5 + 5.0 + 0.1 + 31.0                         # steps 2..N, step 1 is warm-up
-    assert row["grpo_fused"]["phase_s"]["step"] == round(fused_step, 3)
+    assert row["grpo"]["phase_s"]["step"] == round(fused_step, 3)
+    assert row["jobs"]["a"]["grpo"]["phase_s"]["step"] == round(14.4 + 5.6 + 40.0, 3)   # kept, not chosen
     assert row["ratio_sdpo_over_grpo"] == round((14.4 + 5.6 + 35.0) / fused_step, 3)  # nested phases not added
     assert row["sdpo"]["phase_s"]["sdpo_teacher_forward"] == 4.0
     assert row["ratio_srpo_over_grpo"] == round((14.4 + 5.6 + 33.0) / fused_step, 3)
@@ -60,12 +69,37 @@ def test_ratios_use_grpos_fastest_configuration_and_steps_after_the_first(tmp_pa
     assert out.with_suffix(".png").stat().st_size > 0
 
 
+def test_each_ratio_is_to_the_grpo_of_its_own_job_and_the_last_job_that_measured_the_method(tmp_path):
+    first, second = job_folder(tmp_path, "first"), job_folder(tmp_path, "second")
+    write_phases(first, "grpo_fused", [80.0, 30.0])
+    write_phases(first, "sdpo", [70.0, 36.0])
+    write_phases(first, "srpo", [70.0, 34.0])
+    write_phases(second, "grpo_fused", [80.0, 40.0])                    # a slower machine
+    write_phases(second, "srpo", [70.0, 45.0])
+    write_phases(second, "sdpo", [70.0])                                # warm-up only: the first job's counts
+    out = tmp_path / "fair"
+    assert summarise(out, first, second).returncode == 0
+    row = json.loads(out.with_suffix(".json").read_text())["2048"]
+    assert (row["grpo"]["job"], row["sdpo"]["job"], row["srpo"]["job"]) == ("second", "first", "second")
+    assert row["ratio_sdpo_over_grpo"] == round(56.0 / 50.0, 3)         # first job: 20 + 36 over 20 + 30
+    assert row["sdpo"]["grpo_step_s_same_job"] == 50.0
+    assert row["ratio_srpo_over_grpo"] == round(65.0 / 60.0, 3)         # second job: 20 + 45 over 20 + 40
+    assert set(row["jobs"]) == {"first", "second"}
+
+
+def test_a_call_per_job_is_required(tmp_path):
+    folder = job_folder(tmp_path, "a")
+    write_phases(folder, "grpo_fused", [80.0, 30.0])
+    proc = subprocess.run([sys.executable, "bench/step_time_fair.py", "--phases", str(folder), "--phases", str(folder),
+                           "--call", "x", "--out", str(tmp_path / "fair")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2 and "2 --phases but 1 --call" in proc.stderr
+
+
 def test_no_grpo_step_is_an_error_naming_the_length(tmp_path):
-    (tmp_path / "rollouts.json").write_text(json.dumps({"engine_start_s": 1.0, "lengths": {
-        "8192": {"gen_s": 90.0, "tokens_per_s": 6000.0}}}))
-    write_phases(tmp_path, "sdpo", [70.0, 35.0], length="8192")
-    write_phases(tmp_path, "grpo", [70.0], length="8192")             # warm-up only: not a measurement
-    proc = summarise(tmp_path, tmp_path / "fair")
+    folder = job_folder(tmp_path, "a", gen_s=90.0, length="8192")
+    write_phases(folder, "sdpo", [70.0, 35.0], length="8192")
+    write_phases(folder, "grpo", [70.0], length="8192")             # warm-up only: not a measurement
+    proc = summarise(tmp_path / "fair", folder)
     assert proc.returncode != 0 and "no GRPO configuration finished two steps at 8192 tokens" in proc.stderr
 
 
