@@ -35,11 +35,13 @@ class FakeModel:
 
 
 class FakeEngine:
-    """Models verl's FSDP engine as the teacher uses it. `prepare_model_inputs` packs the batch (padding removed)
-    and gives each token its sample's temperature; `module` gives logits = scale·onehot(input token), at the
-    `logits_to_keep` rows when asked; `forward_step` runs both and hands the loss function the logits divided by
-    their temperature, as verl's does. Per forward it records the contexts it ran in, whether gradients were on, the
-    sequences and their temperatures."""
+    """Models verl's FSDP engine as the teacher uses it. `prepare_model_inputs` packs the batch (padding removed) or
+    pads it to its longest sequence with `pad_token_id` (padding kept), and gives each token its sample's temperature;
+    `module` gives logits = scale·onehot(input token), at the `logits_to_keep` rows when asked; `forward_step` runs
+    both, cuts padded logits back to each sequence's rows and packs them (verl's NO_PADDING branch of
+    `prepare_model_outputs`), and hands the loss function the logits divided by their temperature, as verl's does.
+    Per forward it records the contexts it ran in, whether gradients were on, the sequences, their temperatures and
+    how many logit rows the model made."""
 
     model_config = SimpleNamespace(use_fused_kernels=False)
 
@@ -72,7 +74,12 @@ class FakeEngine:
         per_sample = temperature if isinstance(temperature, torch.Tensor) else torch.tensor([temperature] * len(
             input_ids.unbind()))
         self._prepared = {"sequences": [s.tolist() for s in input_ids.unbind()], "temperature": temperature}
-        inputs = {"input_ids": input_ids.values()[None], "position_ids": micro_batch["position_ids"].values()[None]}
+        if tu.get_non_tensor_data(micro_batch, "use_remove_padding", True):
+            inputs = {"input_ids": input_ids.values()[None], "position_ids": micro_batch["position_ids"].values()[None]}
+        else:
+            pad = tu.get_non_tensor_data(micro_batch, "pad_token_id", 0)
+            inputs = {"input_ids": input_ids.to_padded_tensor(pad),
+                      "position_ids": micro_batch["position_ids"].to_padded_tensor(0)}
         args = {"temperature_is_one": not isinstance(temperature, torch.Tensor) and temperature == 1.0,
                 "temperature_rmpad": torch.repeat_interleave(per_sample.float(), input_ids.offsets().diff())}
         return inputs, args
@@ -82,12 +89,14 @@ class FakeEngine:
         if logits_to_keep is not None:
             logits = logits[:, logits_to_keep]
         self.calls.append({**self._prepared, "modes": list(self._modes), "grad": torch.is_grad_enabled(),
-                           "autocast": torch.is_autocast_enabled("cpu"), "logit_rows": logits.shape[1]})
+                           "autocast": torch.is_autocast_enabled("cpu"), "logit_rows": logits.shape[0] * logits.shape[1]})
         return SimpleNamespace(logits=logits)
 
     def forward_step(self, batch, loss_function, forward_only):
         inputs, args = self.prepare_model_inputs(batch)
-        logits = self.forward(**inputs, use_cache=False).logits.squeeze(0)
+        logits = self.forward(**inputs, use_cache=False).logits
+        lengths = batch["input_ids"].offsets().diff().tolist()
+        logits = torch.cat([row[:n] for row, n in zip(logits, lengths)]) if len(logits) > 1 else logits.squeeze(0)
         if not args["temperature_is_one"]:
             logits = logits / args["temperature_rmpad"][:, None]
         if tu.get_non_tensor_data(batch, "distillation_use_topk", False):  # verl's logits-processor path
@@ -117,8 +126,8 @@ def nested(rows):
     return torch.nested.as_nested_tensor(rows, layout=torch.jagged)
 
 
-def micro_batch():
-    teacher_prompts = [torch.tensor([1, 2, 3]), torch.tensor([4, 5]), torch.tensor([6, 7, 8, 9])]
+def micro_batch(last_teacher_prompt=(6, 7, 8, 9)):
+    teacher_prompts = [torch.tensor([1, 2, 3]), torch.tensor([4, 5]), torch.tensor(last_teacher_prompt)]
     responses = [torch.tensor([10, 11]), torch.tensor([12, 13, 14]), torch.tensor([15])]
     positions = [torch.arange(5), torch.arange(5), torch.arange(5)]
     data = tu.get_tensordict({"teacher_prompt_ids": nested(teacher_prompts), "responses": nested(responses),
@@ -156,15 +165,16 @@ def test_ema_and_frozen_score_with_the_reference_in_eval_mode(mode):
 
 
 def test_with_padding_kept_the_teacher_goes_through_forward_step():
-    """Without remove-padding the rows do not index one packed sequence: verl's forward_step computes every row's
-    logits and the teacher keeps the same rows."""
+    """Without remove-padding the rows do not index one packed sequence: verl's forward_step pads the teacher
+    sequences to the longest, computes every row's logits, and packs each sequence's rows back; the teacher keeps
+    the rows predicting the responses, none of the padding's."""
     worker = make_worker("ema")
-    data, prompts, responses = micro_batch()
-    tu.assign_non_tensor(data, use_remove_padding=False)
+    data, prompts, responses = micro_batch(last_teacher_prompt=(6, 7, 8, 9, 3, 2))   # teacher sequences of 5 and 7
+    tu.assign_non_tensor(data, use_remove_padding=False, pad_token_id=VOCAB - 1)
     got = worker._teacher_response_logits(data, ACTIVE)
     torch.testing.assert_close(got, expected_rows(3.0, prompts, responses, ACTIVE))
     (call,) = worker.ref.engine.calls
-    assert call["logit_rows"] == 5 + 5 and call["grad"] is False
+    assert call["logit_rows"] == 2 * 7 and call["grad"] is False   # two sequences padded to 7 rows each
 
 
 def test_live_scores_with_the_current_actor():
