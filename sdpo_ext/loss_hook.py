@@ -64,11 +64,31 @@ def _lengths(nested: torch.Tensor) -> torch.Tensor:
     return nested.offsets().diff()
 
 
-def _synchronized_clock() -> float:
-    """perf_counter after the GPU queue drained, so a phase's time is the GPU work it issued."""
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return time.perf_counter()
+class _Stopwatch:
+    """Seconds from construction to `stop()`. On a GPU, on the device's timeline (two CUDA events): the host never
+    waits for them, and `seconds()` is read once the stream has passed `stop` (here: after the metrics' host
+    transfer). Before 2026-12-04 the hook synchronised the device twice per micro-batch for this, which a
+    launch-bound step (bench/results/profile_sdpo_r2048_h200.txt) pays for. Without a GPU, wall-clock seconds."""
+
+    def __init__(self):
+        self._events = None
+        if torch.cuda.is_available():
+            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            self._events[0].record()
+        self._start, self._stop = time.perf_counter(), None
+
+    def stop(self) -> None:
+        if self._events is not None:
+            self._events[1].record()
+        self._stop = time.perf_counter()
+
+    def seconds(self) -> float:
+        if self._stop is None:
+            raise RuntimeError("the stopwatch was read before stop()")
+        if self._events is not None:
+            self._events[1].synchronize()  # returns at once when the stream has passed it
+            return self._events[0].elapsed_time(self._events[1]) / 1000.0  # milliseconds
+        return self._stop - self._start
 
 
 def _with_vanilla_policy_loss(config: SDPOActorConfig) -> SDPOActorConfig:
@@ -87,7 +107,7 @@ class SDPOLoss:
         # the hybrid's GRPO term: verl's ppo_loss with the vanilla policy loss (loss_mode=sdpo is only a guard)
         self.grpo_config = _with_vanilla_policy_loss(config) if config.sdpo.uses_policy_gradient else None
         self.teacher_logits = teacher_logits
-        self._teacher_seconds = 0.0
+        self._teacher_watch: Optional[_Stopwatch] = None
 
     def __call__(self, student_logits=None, data=None, model_output=None, dp_group=None):
         if student_logits is not None:
@@ -114,9 +134,9 @@ class SDPOLoss:
         div_rows = logits[:, 0].float() * 0.0
         # every micro-batch, even one with no distilled sample: the teacher's FSDP forward gathers its weights from
         # all ranks, which must therefore run the same forwards (the teacher returns None for no sample)
-        start = _synchronized_clock()
+        self._teacher_watch = _Stopwatch()
         teacher = self.teacher_logits(data, active)
-        self._teacher_seconds = _synchronized_clock() - start
+        self._teacher_watch.stop()
         if teacher is not None:
             labels = torch.cat([r for r, a in zip(responses.unbind(), active.tolist()) if a]).to(logits.device)
             if self.sdpo.teacher_temperature != 1.0:
@@ -261,9 +281,11 @@ class SDPOLoss:
         }
         if divergence_mat is not None:
             means["sdpo/divergence_mean"] = (divergence_mat, active_tokens)
-        metrics: dict = _masked_means(means)
-        # wall time of the teacher forward in this micro-batch, summed over micro-batches
-        metrics["timing_s/sdpo_teacher_forward"] = Metric(value=self._teacher_seconds, aggregation=AggregationType.SUM)
+        metrics: dict = _masked_means(means)  # a host transfer: the stream has passed the teacher's stop event
+        if self._teacher_watch is not None:  # this micro-batch's teacher forward, summed over micro-batches
+            metrics["timing_s/sdpo_teacher_forward"] = Metric(value=self._teacher_watch.seconds(),
+                                                              aggregation=AggregationType.SUM)
+            self._teacher_watch = None
         return metrics
 
 

@@ -277,3 +277,69 @@ def test_the_metrics_are_masked_means_read_back_at_once(model):
     assert metrics["sdpo/is_weight_mean"] == pytest.approx(mean(is_weights, every_response_token), rel=1e-5)
     assert metrics["sdpo/active_sample_fraction"] == pytest.approx(2 / 3)
     assert metrics["sdpo/distill_weight_mean"] == pytest.approx(0.5)
+
+
+class _FakeCudaEvent:
+    """torch.cuda.Event as the hook uses it: record(), synchronize(), elapsed_time() in ms between two records
+    (here one record per call to a fake clock that advances 250 ms a record)."""
+    clock_ms = 0.0
+
+    def __init__(self, enable_timing: bool = False):
+        assert enable_timing
+        self.at = None
+
+    def record(self):
+        _FakeCudaEvent.clock_ms += 250.0
+        self.at = _FakeCudaEvent.clock_ms
+
+    def synchronize(self):
+        assert self.at is not None, "synchronize() on an event never recorded"
+
+    def elapsed_time(self, end: "_FakeCudaEvent") -> float:
+        return end.at - self.at
+
+
+def test_the_teacher_forward_is_timed_on_the_device_without_waiting_for_it(model, monkeypatch):
+    """On a GPU the teacher's time comes from two CUDA events read after the metrics' host transfer, not from two
+    device synchronisations per micro-batch (a launch-bound step pays for each one)."""
+    syncs = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: syncs.append(1))
+    monkeypatch.setattr(torch.cuda, "Event", _FakeCudaEvent)
+    data, prompts, responses, _ = make_batch([1, 0, 1])
+    student_logits = torch.cat([forward_logits(model, s) for s in data["input_ids"].unbind()]).detach()
+    loss_fn = sdpo_loss(model)
+    out = loss_fn(student_logits=student_logits.unsqueeze(0), data=data)
+    lengths = [len(p) + len(r) for p, r in zip(prompts, responses)]
+    log_probs = torch.log_softmax(student_logits, -1).gather(-1, torch.roll(data["input_ids"].values(), -1)[:, None])
+    model_output = {"log_probs": nested(list(log_probs.squeeze(-1).split(lengths))),
+                    **{k: nested(list(v.squeeze(0).split(lengths))) for k, v in out.items()}}
+    _, metrics = loss_fn(model_output=model_output, data=data)
+    assert syncs == []
+    assert metrics["timing_s/sdpo_teacher_forward"].aggregate() == pytest.approx(0.25)  # one record apart
+    _, again = loss_fn(model_output=model_output, data=data)   # no teacher forward since: no stale time
+    assert "timing_s/sdpo_teacher_forward" not in again
+
+
+def test_a_stopwatch_read_before_it_stopped_is_an_error():
+    from sdpo_ext.loss_hook import _Stopwatch
+
+    watch = _Stopwatch()
+    with pytest.raises(RuntimeError, match="before stop"):
+        watch.seconds()
+    watch.stop()
+    assert watch.seconds() >= 0.0
+
+
+@pytest.mark.gpu
+def test_the_stopwatch_times_device_work_with_cuda_events():
+    from sdpo_ext.loss_hook import _Stopwatch
+
+    a = torch.randn(4096, 4096, device="cuda")
+    torch.cuda.synchronize()
+    watch = _Stopwatch()
+    for _ in range(20):
+        a = a @ a / 64.0
+    watch.stop()
+    a.sum().item()                                  # the host transfer the hook's metrics make
+    assert 0.0 < watch.seconds() < 10.0
