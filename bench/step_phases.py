@@ -93,8 +93,8 @@ def single_process_env() -> None:
 
 def profile_step(batch, worker, sdpo_enabled: bool, path: Path) -> None:
     """One more step (not in the timings) under torch's profiler: its wall seconds per phase, then the 40 costliest
-    kernels by device time (operators by CPU time without a GPU), to `path`. GPU kernels only: with CPU operators too, the 2K step of the first 2026-12-04
-    job had not written its table after 7 minutes."""
+    kernels by device time (operators by CPU time without a GPU), to `path`. GPU kernels only: with CPU operators
+    too, the 2K step of the first 2026-12-04 job had not written its table after 7 minutes."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 

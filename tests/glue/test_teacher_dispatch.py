@@ -89,7 +89,7 @@ class FakeEngine:
         if logits_to_keep is not None:
             logits = logits[:, logits_to_keep]
         self.calls.append({**self._prepared, "modes": list(self._modes), "grad": torch.is_grad_enabled(),
-                           "autocast": torch.is_autocast_enabled("cpu"), "logit_rows": logits.shape[0] * logits.shape[1]})
+                           "autocast": torch.is_autocast_enabled("cpu"), "logit_rows": logits[..., 0].numel()})
         return SimpleNamespace(logits=logits)
 
     def forward_step(self, batch, loss_function, forward_only):
