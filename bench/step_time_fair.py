@@ -178,7 +178,8 @@ def main() -> None:
     if len(set(names)) != len(names):
         parser.error(f"two jobs share a folder name: {names}")
     jobs = {name: summarise(folder) for name, folder in zip(names, args.phases)}
-    summary = {"calls": dict(zip(names, args.call)), **combine(jobs)}
+    summary = {"jobs": {name: {"call": call, "rollout_engine_start_s": jobs[name]["rollout_engine_start_s"]}
+                        for name, call in zip(names, args.call)}, **combine(jobs)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
     plot(summary, args.out.with_suffix(".png"))
