@@ -54,7 +54,8 @@ def test_ratios_use_grpos_fastest_configuration_and_steps_after_the_first(tmp_pa
     assert summarise(out, folder).returncode == 0
     summary = json.loads(out.with_suffix(".json").read_text())
     row = summary["2048"]
-    assert summary["lengths"] == ["2048"] and summary["jobs"] == {"a": {"call": "job 0", "rollout_engine_start_s": 90.0}}
+    assert summary["lengths"] == ["2048"]
+    assert summary["jobs"] == {"a": {"call": "job 0", "rollout_engine_start_s": 90.0}}
     assert row["grpo"]["algo"] == "grpo_fused" and row["grpo_config"] == row["grpo"]["config"]
     assert row["sdpo"]["algo"] == "sdpo" and row["srpo"]["algo"] == "srpo"
     fused_step = 14.4 + 0.5 + 5.0 + 0.1 + 31.0                         # steps 2..N, step 1 is warm-up
