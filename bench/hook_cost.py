@@ -3,10 +3,13 @@ per-token log-probs) and that pass's backward, on random logits of one sample, t
 
     python bench/hook_cost.py --prompt 256 --response 512 --reps 3          # CPU: a scaled-down one-sample batch
     python bench/hook_cost.py --prompt 1034 --response 2048 --reps 10       # the 2K benchmark's micro-batch (GPU)
+    python bench/hook_cost.py --prompt 1034 --response 8192 --reps 5 --breakdown   # + each part timed alone
 
 Prints the mean wall time per micro-batch (CUDA-synchronised on a GPU) and, with --out, writes it as JSON with the
-shape, device and git commit. Timing only: the teacher's logits are made before the clock starts, so the teacher's
-forward is not in the figure (bench/step_phases.py measures it).
+shape, device and git commit. --breakdown adds each part of the pass timed alone on the same inputs (the parts
+overlap a little: a part's backward is its forward-and-backward time minus its forward time). Timing only: the
+teacher's logits are made before the clock starts, so the teacher's forward is not in the figure
+(bench/step_phases.py measures it).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from verl.utils import tensordict_utils as tu
 from verl.workers.config import PolicyLossConfig
 
 from sdpo_ext.config import SDPOActorConfig, SDPOConfig
+from sdpo_ext.loss import divergence, gather_logp, softmax_stats, student_topk, token_log_probs
 from sdpo_ext.loss_hook import SOFTMAX_CHUNK_ROWS, SDPOLoss, verl_log_probs_in_fp32
 
 QWEN3_VOCAB = 151_936
@@ -69,6 +73,63 @@ def time_hook(prompt: int, response: int, vocab: int, topk: int, reps: int, devi
     return seconds[1:]
 
 
+def _mean_seconds(run, reps: int, device: torch.device) -> float:
+    """Mean seconds of `run()` over `reps` calls after one warm-up call, synchronised on a GPU."""
+    seconds = []
+    for _ in range(reps + 1):
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        run()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds.append(time.perf_counter() - start)
+    return sum(seconds[1:]) / reps
+
+
+def time_parts(prompt: int, response: int, vocab: int, topk: int, reps: int, device: torch.device) -> dict[str, float]:
+    """Milliseconds of each part of the hook's pass (sdpo_ext.loss_hook.SDPOLoss._divergence and _log_probs, in the
+    top-K mode the recipes use), each timed alone on one sample's response rows."""
+    data, student, teacher = one_sample_batch(prompt, response, vocab, device)
+    rows = student[prompt - 1:prompt + response - 1]              # the rows predicting the response
+    labels = data["responses"].values()[:, None]
+    every_label = torch.roll(data["input_ids"].values(), shifts=-1)
+    fp32, chunk = verl_log_probs_in_fp32(), SOFTMAX_CHUNK_ROWS
+    teacher_lse, _ = softmax_stats(teacher, chunk)
+    student_lse, _ = softmax_stats(rows, chunk)
+    _, ids = student_topk(rows, topk, chunk_rows=chunk, log_normalizer=student_lse)
+
+    def distil(backward: bool) -> None:
+        leaf = rows.detach().requires_grad_(backward)
+        student_logp, top = student_topk(leaf, topk, chunk_rows=chunk, log_normalizer=student_lse)
+        teacher_logp = gather_logp(teacher, top, chunk_rows=chunk, log_normalizer=teacher_lse)
+        div = divergence(student_logp, teacher_logp, 0.5, add_tail=True)
+        if backward:
+            div.sum().backward()
+
+    def log_probs(backward: bool) -> None:
+        leaf = student.detach().requires_grad_(backward)
+        out = token_log_probs(leaf, every_label, fp32=fp32, chunk_rows=chunk)
+        if backward:
+            out.sum().backward()
+
+    parts = {
+        "student softmax_stats (lse, entropy)": lambda: softmax_stats(rows, chunk),
+        "teacher softmax_stats (lse, entropy)": lambda: softmax_stats(teacher, chunk),
+        "teacher log-prob of the sampled token": lambda: gather_logp(teacher, labels, chunk_rows=chunk,
+                                                                     log_normalizer=teacher_lse),
+        "student top-K ids alone (torch.topk)": lambda: [torch.topk(rows[i:i + chunk], topk, dim=-1)
+                                                         for i in range(0, rows.shape[0], chunk)],
+        "teacher gather at the top-K ids": lambda: gather_logp(teacher, ids, chunk_rows=chunk,
+                                                               log_normalizer=teacher_lse),
+        "distillation forward (top-K, gathers, divergence)": lambda: distil(False),
+        "distillation forward + backward": lambda: distil(True),
+        "per-token log-probs forward (every row)": lambda: log_probs(False),
+        "per-token log-probs forward + backward": lambda: log_probs(True),
+    }
+    return {name: round(1e3 * _mean_seconds(run, reps, device), 2) for name, run in parts.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompt", type=int, default=256)
@@ -76,6 +137,7 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=QWEN3_VOCAB)
     parser.add_argument("--topk", type=int, default=100)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--breakdown", action="store_true", help="also time each part of the pass alone")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -91,6 +153,8 @@ def main() -> None:
         "ms_per_micro_batch": [round(1e3 * s, 1) for s in seconds],
         "mean_ms": round(1e3 * sum(seconds) / len(seconds), 1),
     }
+    if args.breakdown:
+        result["parts_ms"] = time_parts(args.prompt, args.response, args.vocab, args.topk, args.reps, device)
     print(json.dumps(result))
     if args.out:
         args.out.write_text(json.dumps(result, indent=1))
