@@ -59,32 +59,28 @@ def time_hook(prompt: int, response: int, vocab: int, topk: int, reps: int, devi
     config = SDPOActorConfig(ppo_mini_batch_size=1, ppo_micro_batch_size_per_gpu=1, rollout_n=1,
                              policy_loss=PolicyLossConfig(loss_mode="sdpo"), sdpo=SDPOConfig(topk=topk))
     hook = SDPOLoss(config, lambda d, active: teacher)
+
+    def run(logits: torch.Tensor) -> None:
+        out = hook(student_logits=logits.unsqueeze(0), data=data)
+        (out["sdpo_divergence"].sum() + out["log_probs"].sum()).backward()
+
+    return _seconds_per_call(run, reps, device, setup=lambda: student.clone().requires_grad_(True))
+
+
+def _seconds_per_call(run, reps: int, device: torch.device, setup=lambda: None) -> list[float]:
+    """Seconds of each of `reps` calls `run(setup())` after one warm-up call, synchronised on a GPU; `setup` (a fresh
+    input, say) runs before the clock starts."""
     seconds = []
-    for _ in range(reps + 1):  # the first is warm-up
-        logits = student.clone().requires_grad_(True)
+    for _ in range(reps + 1):
+        arg = setup()
         if device.type == "cuda":
             torch.cuda.synchronize()
         start = time.perf_counter()
-        out = hook(student_logits=logits.unsqueeze(0), data=data)
-        (out["sdpo_divergence"].sum() + out["log_probs"].sum()).backward()
+        run(arg)
         if device.type == "cuda":
             torch.cuda.synchronize()
         seconds.append(time.perf_counter() - start)
     return seconds[1:]
-
-
-def _mean_seconds(run, reps: int, device: torch.device) -> float:
-    """Mean seconds of `run()` over `reps` calls after one warm-up call, synchronised on a GPU."""
-    seconds = []
-    for _ in range(reps + 1):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        run()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        seconds.append(time.perf_counter() - start)
-    return sum(seconds[1:]) / reps
 
 
 def time_parts(prompt: int, response: int, vocab: int, topk: int, reps: int, device: torch.device) -> dict[str, float]:
@@ -127,7 +123,8 @@ def time_parts(prompt: int, response: int, vocab: int, topk: int, reps: int, dev
         "per-token log-probs forward (every row)": lambda: log_probs(False),
         "per-token log-probs forward + backward": lambda: log_probs(True),
     }
-    return {name: round(1e3 * _mean_seconds(run, reps, device), 2) for name, run in parts.items()}
+    return {name: round(1e3 * sum(_seconds_per_call(lambda _: run(), reps, device)) / reps, 2)
+            for name, run in parts.items()}
 
 
 def main() -> None:

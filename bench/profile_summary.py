@@ -12,6 +12,8 @@ import json
 import re
 from pathlib import Path
 
+from step_time_fair import PHASES  # the step's own phases; the teacher forward and the EMA sit inside the update
+
 PHASE_LINE = "profiled step, wall s per phase: "
 UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 
@@ -44,8 +46,7 @@ def summarise(text: str) -> dict:
     if total is None:
         raise ValueError("no 'Self CUDA time total' line: not a GPU profile")
     device_s = seconds(total.split(":", 1)[1])
-    # the phases nested in the update (teacher forward, EMA) are not added again
-    step_s = sum(v for k, v in phases.items() if k in ("sdpo_prepare", "old_log_prob", "adv", "update_actor"))
+    step_s = sum(v for k, v in phases.items() if k in PHASES)
     return {
         "phases_s": phases,
         "step_s_without_rollout": round(step_s, 3),

@@ -96,13 +96,14 @@ def profile_step(batch, worker, sdpo_enabled: bool, path: Path) -> None:
     kernels by device time (operators by CPU time without a GPU), to `path`. GPU kernels only: with CPU operators
     too, the 2K step of the first 2026-12-04 job had not written its table after 7 minutes."""
     import torch
+    from profile_summary import PHASE_LINE
     from torch.profiler import ProfilerActivity, profile
 
     on_gpu = torch.cuda.is_available()
     with profile(activities=[ProfilerActivity.CUDA] if on_gpu else [ProfilerActivity.CPU]) as prof:
         phases, _ = batch.step(worker, sdpo_enabled=sdpo_enabled)
     sort_by = "self_cuda_time_total" if on_gpu else "self_cpu_time_total"
-    wall = "profiled step, wall s per phase: " + ", ".join(f"{k} {v:.3f}" for k, v in phases.items())
+    wall = PHASE_LINE + ", ".join(f"{k} {v:.3f}" for k, v in phases.items())
     path.write_text(wall + "\n" + prof.key_averages().table(sort_by=sort_by, row_limit=40, max_name_column_width=60))
 
 

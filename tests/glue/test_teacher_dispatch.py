@@ -95,8 +95,11 @@ class FakeEngine:
     def forward_step(self, batch, loss_function, forward_only):
         inputs, args = self.prepare_model_inputs(batch)
         logits = self.forward(**inputs, use_cache=False).logits
-        lengths = batch["input_ids"].offsets().diff().tolist()
-        logits = torch.cat([row[:n] for row, n in zip(logits, lengths)]) if len(logits) > 1 else logits.squeeze(0)
+        if tu.get_non_tensor_data(batch, "use_remove_padding", True):
+            logits = logits.squeeze(0)
+        else:  # each sequence's rows without its padding, packed
+            lengths = batch["input_ids"].offsets().diff().tolist()
+            logits = torch.cat([row[:n] for row, n in zip(logits, lengths)])
         if not args["temperature_is_one"]:
             logits = logits / args["temperature_rmpad"][:, None]
         if tu.get_non_tensor_data(batch, "distillation_use_topk", False):  # verl's logits-processor path
