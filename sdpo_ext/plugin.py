@@ -3,6 +3,9 @@
 Registers, idempotently:
 - the OmegaConf resolvers used by the recipes (sdpo.ttrl_pick, sdpo.ttrl_steps);
 - the advantage estimator `grpo_valid` (GRPO that ignores infra-masked samples);
+- the attention `sdpa_varlen` (sdpo_ext.varlen_attention) in transformers' AttentionInterface, with transformers'
+  flash-attention mask function, so `actor_rollout_ref.model.override_config.attn_implementation=sdpa_varlen` runs
+  verl's packed (remove-padding) path without flash-attn;
 - a guard policy loss `sdpo`, which only fails loudly: the SDPO loss runs through our worker's loss hook;
 - `SDPOTrainer` as verl's v1 "sync" trainer (done by `sdpo_ext.trainer` itself, which this imports). It is
   PPOTrainerSync plus attempt logging, infra masking and TTRL stop-on-success for every run, and the SDPO teacher
@@ -24,6 +27,16 @@ def _sdpo_policy_loss_guard(*args, **kwargs):
     )
 
 
+def register_attention() -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, flash_attention_mask
+
+    from sdpo_ext.varlen_attention import ATTN_IMPLEMENTATION, varlen_sdpa_attention
+
+    AttentionInterface.register(ATTN_IMPLEMENTATION, varlen_sdpa_attention)
+    AttentionMaskInterface.register(ATTN_IMPLEMENTATION, flash_attention_mask)
+
+
 def register() -> None:
     from verl.trainer.ppo import core_algos
 
@@ -31,6 +44,7 @@ def register() -> None:
     from sdpo_ext.resolvers import register_resolvers
 
     register_resolvers()
+    register_attention()
     if "grpo_valid" not in core_algos.ADV_ESTIMATOR_REGISTRY:
         core_algos.register_adv_est("grpo_valid")(grpo_valid_advantage)
     if "sdpo" not in core_algos.POLICY_LOSS_REGISTRY:

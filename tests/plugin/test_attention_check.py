@@ -1,0 +1,69 @@
+"""The start-up check of the attention implementation (sdpo_ext.startup_checks.attention_problems): the chosen one
+must be known to transformers and its package importable, before Ray starts."""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from sdpo_ext import startup_checks
+from sdpo_ext.startup_checks import StartupChecks, attention_problems
+
+
+def config(impl: str | None) -> dict:
+    override = {} if impl is None else {"attn_implementation": impl}
+    return {"actor_rollout_ref": {"model": {"override_config": override}}}
+
+
+@pytest.fixture
+def without(monkeypatch):
+    """Make importlib.util.find_spec answer None for the given top-level modules (as on a machine without them)."""
+    real = importlib.util.find_spec
+
+    def hide(*modules: str) -> None:
+        monkeypatch.setattr(startup_checks.importlib.util, "find_spec",
+                            lambda name, *a: None if name.split(".")[0] in modules else real(name, *a))
+    return hide
+
+
+def test_verls_default_flash_attention_2_without_flash_attn_names_the_key_and_the_fixes(without):
+    without("flash_attn", "kernels")
+    for cfg in (config(None), config("flash_attention_2")):
+        (problem,) = attention_problems(cfg)
+        assert problem.startswith("actor_rollout_ref.model.override_config.attn_implementation=flash_attention_2")
+        assert "flash-attn" in problem and "sdpa_varlen on CPU" in problem and "flash_attention_4" in problem
+
+
+def test_flash_attention_4_needs_its_own_distribution(without, monkeypatch):
+    without("kernels")
+    monkeypatch.setattr(startup_checks, "_installed", lambda module, dist: dist == "flash-attn")  # only FA2 here
+    (problem,) = attention_problems(config("flash_attention_4"))
+    assert "flash-attn-4" in problem and "choose flash_attention_4" not in problem
+    assert attention_problems(config("flash_attention_2")) == []
+
+
+def test_the_kernels_package_is_transformers_fallback_for_flash_attention(without, monkeypatch):
+    monkeypatch.setattr(startup_checks, "_installed", lambda module, dist: False)
+    monkeypatch.setattr(startup_checks.importlib.util, "find_spec", lambda name, *a: object())  # kernels present
+    assert attention_problems(config("flash_attention_2")) == []
+
+
+def test_implementations_that_need_no_package_pass_and_a_typo_gets_a_suggestion():
+    import sdpo_ext.plugin  # noqa: F401  (registers sdpa_varlen)
+
+    for impl in ("sdpa", "eager", "sdpa_varlen", "flex_attention", "kernels-community/flash-attn2"):
+        assert attention_problems(config(impl)) == [], impl
+    (problem,) = attention_problems(config("sdpa_varlne"))
+    assert "did you mean: sdpa_varlen" in problem
+    assert attention_problems({"data": {}}) == []  # no model configured: nothing to check
+
+
+def test_the_hydra_callback_stops_the_run_before_ray(without, monkeypatch):
+    from omegaconf import OmegaConf
+
+    without("flash_attn", "kernels")
+    for other in ("check_config_keys", "check_cpu_budget"):  # the callback's other checks want a whole config
+        monkeypatch.setattr(startup_checks, other, lambda cfg: None)
+    cfg = OmegaConf.create({"actor_rollout_ref": {"model": {"override_config": {}}}})
+    with pytest.raises(SystemExit, match="AttentionUnavailableError: .*flash_attention_2"):
+        StartupChecks().on_job_start(cfg)
