@@ -1,19 +1,26 @@
 r"""The final answer of a MATH-style reply: pure string scanning, stdlib only, linear in the reply's length.
 
-Contract: `final_answer(reply)` returns the answer the reply commits to, or None when it commits to none.
+Contract: `final_answer(reply, prompt_opens_think)` returns the answer the reply commits to, or None when it commits
+to none.
 1. Reasoning is not the answer: with a `</think>`, only the text after the last one counts; a `<think>` that
-   never closes (a reply cut off while thinking) has no answer. The reply ends at its first end-of-turn token
-   (`<|im_end|>`, `<|im_start|>`, `<|eot_id|>`, `</s>`, ...: what follows is a turn the model made up); other
-   special tokens and Minerva's "I hope it is correct." are dropped.
+   never closes (a reply cut off while thinking) has no answer, and neither has a reply without `</think>` when
+   `prompt_opens_think` (the prompt ended inside `<think>`, so the reply starts there). The reply ends at its first
+   end-of-turn token (`<|im_end|>`, `<|im_start|>`, `<|eot_id|>`, `</s>`, ...: what follows is a turn the model made
+   up) and at a few-shot continuation (a later line opening "Problem:", "Question:" or "Q:"); other special tokens
+   and Minerva's "I hope it is correct." are dropped; a Unicode minus reads as "-".
 2. The last commitment wins, by position: the last group of final boxes (`\boxed{..}`, `\fbox{..}`, `\boxed 5`;
    nested and escaped braces) or the last answer phrase ("Final Answer: ...", "the final answer is ...",
-   "the answer is ...", "Answer: ..."), whichever comes later.
+   "the answer is ...", "the correct option is ...", "Answer: ...", PRM800K's "# Answer" heading), whichever comes
+   later; a phrase inside the box group is part of the box, not a commitment of its own.
    A box group is the last box plus the boxes right before it that only a joiner separates ("\boxed{-2} and
-   \boxed{1}", "$x = \boxed{1}$, $y = \boxed{2}$"): their contents are joined with ", " (duplicates once).
+   \boxed{1}", "$x = \boxed{1}$, $y = \boxed{2}$"): their contents are joined with ", " (duplicates once). A gap
+   that derives the next box ("hence $a + b = $") is not a joiner.
    A phrase's value runs to the end of its sentence; a sentence ("The volume of the prism is 120.") gives the
    part after its last "is" or "=".
 3. Otherwise the last formula ($..$, \(..\), \[..\], $$..$$) or, failing that, the last number, but only when it
-   sits in the reply's last sentence (a reply that trails off mid-derivation commits to nothing).
+   sits in the reply's last sentence and that sentence is finished: it ends in '.', '!' or display math, or its last
+   line is the number alone after balanced braces (a reply that trails off mid-derivation commits to nothing). A
+   number is a whole token: "-5", "7 3/4" (a mixed number), "3√2", never the "2" of "√2".
 Every scan is one regex pass or one left-to-right brace match, so 20,000 unclosed `\boxed{` cost linear time.
 """
 from __future__ import annotations
@@ -21,6 +28,8 @@ from __future__ import annotations
 import re
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_MINUS = str.maketrans({"\u2212": "-", "\uff0d": "-"})     # U+2212 and the full-width hyphen-minus
+_NEXT_PROBLEM = re.compile(r"\n[ \t]*(?:\*\*|#+[ \t]*)?(?:Problem|Question|Q)(?:[ \t]*\d+)?(?:\*\*)?[ \t]*(?:\*\*)?:")
 _END_OF_TURN = re.compile(
     r"<\|(?:im_end|im_start|eot_id|endoftext|end_of_text|end)\|>|</s>|<end_of_turn>|<｜end▁of▁sentence｜>"
 )
@@ -28,15 +37,19 @@ _SPECIAL_TOKEN = re.compile(r"<\|[^|<>]{1,40}\|>|<s>")
 _HOPE = re.compile(r"\s*I hope (?:it|this|that) is correct\.?", re.IGNORECASE)
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _PHRASE = re.compile(
-    r"(?:\bfinal\s+answer\b(?:\s*(?:is|:|\*\*|#|\\\]|\\\)|\$)+)?|\bthe\s+answer\s+is\b|(?<![\w-])answer\s*(?:\*\*)?\s*:)",
-    re.IGNORECASE)
+    r"(?:\bfinal\s+answer\b(?:\s*(?:is|:|\*\*|#|\\\]|\\\)|\$)+)?|\bthe\s+(?:correct\s+)?(?:answer|option|choice)\s+is\b"
+    r"|(?<![\w-])answer\s*(?:\*\*)?\s*:|^[ \t]*#{1,6}[ \t]*answer[ \t]*$)",
+    re.IGNORECASE | re.MULTILINE)
 _PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\bis\b)*")
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+?)\$", re.DOTALL)
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?%?|-?\.\d+")
+_NUMBER = re.compile(r"(?<![\w.√\\^_{/])-?(?:\d+[ \t]+\d+[ \t]*/[ \t]*\d+|\d*√\d+|\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?%?"
+                     r"|\.\d+)(?![\w√^_])")
 _STATES = re.compile(r"\b(?:is|are|was|were|equals|gives|get|got|makes|totals)\b|=", re.IGNORECASE)
-_STATED_WORD = re.compile(r"\b(?:is|are|was|were|equals)\s+(zero|one|two|three|four|five|six|seven|eight|nine|ten|"
-                          r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)"
-                          r"\s*[.!]?\s*$", re.IGNORECASE)
+_UNIT_WORD = (r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+              r"sixteen|seventeen|eighteen|nineteen")
+_TENS_WORD = r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_STATED_WORD = re.compile(rf"\b(?:is|are|was|were|equals)\s+((?:{_TENS_WORD})(?:[- ](?:{_UNIT_WORD}))?|{_UNIT_WORD}|"
+                          r"(?:a|one) hundred)\s*[.!]?\s*$", re.IGNORECASE)
 _LAST_WORD_IS = re.compile(r".*(?:\bis\b|=|\bare\b|\bequals\b)\s*(?::\s*)?", re.DOTALL)
 _JOIN_TOKEN = re.compile(
     r"\s+|[,;.$&]|\\[()\[\]]|\\\\|\\q?quad\b|\\[,;:! ]|~|\\text\{[^{}]{0,30}\}|\\(?:mbox|textnormal)\{[^{}]{0,30}\}"
@@ -46,21 +59,28 @@ _MAX_JOIN_WORDS = 5
 _MAX_SENTENCE = 1000        # an answer sentence longer than this is prose, not an answer
 _TAIL = 2000                # the last formula / number is looked for only in the reply's last characters
 _PHRASES_TRIED = 5          # the last phrases whose values are checked (bounded work on phrase-heavy replies)
-_NOT_AN_ANSWER = {"correct", "right", "wrong", "incorrect", "below", "above", "as follows", "the following", "yes",
-                  "no", "not", "reasonable", "clear", "that", "this", "unknown"}
+_NOT_AN_ANSWER = {"correct", "right", "wrong", "incorrect", "below", "above", "as follows", "the following", "not",
+                  "reasonable", "clear", "that", "this", "unknown"}
+_DERIVES = re.compile(r"\b(?:hence|thus|so|therefore|then|gives?|giving|which|sum|product|total)\b|\w\s*[-+*/^]\s*\w"
+                      r"|\\(?:cdot|times|div)\b", re.IGNORECASE)
 
 
-def visible_reply(text: str) -> str | None:
-    """The reply without its reasoning block and chat special tokens; None if a `<think>` block never closes."""
+def visible_reply(text: str, prompt_opens_think: bool = False) -> str | None:
+    """The reply without its reasoning block, chat special tokens and made-up later turns or problems; None if a
+    `<think>` block never closes (the prompt's own `<think>` when `prompt_opens_think`)."""
     close = text.rfind(_THINK_CLOSE)
     if close != -1:
         text = text[close + len(_THINK_CLOSE):]
-    elif _THINK_OPEN in text:
+    elif prompt_opens_think or _THINK_OPEN in text:
         return None
     end = _END_OF_TURN.search(text)
     if end:
         text = text[:end.start()]
-    return _HOPE.sub("", _SPECIAL_TOKEN.sub(" ", text))
+    start = len(text) - len(text.lstrip())
+    follow_up = _NEXT_PROBLEM.search(text, start + 1)  # a reply may restate its own problem first
+    if follow_up:
+        text = text[:follow_up.start()]
+    return _HOPE.sub("", _SPECIAL_TOKEN.sub(" ", text.translate(_MINUS)))
 
 
 def matching_braces(text: str) -> dict[int, int]:
@@ -104,14 +124,16 @@ def _is_joiner(gap: str) -> bool:
     """Whether the text between two boxes only lists them ("and", ",", "$ and $y =", "\\quad\\text{and}\\quad")."""
     if len(gap) > _MAX_JOIN_GAP or "\n\n" in gap or re.search(r"[.!?]\s+[A-Z]", gap):
         return False
+    if _DERIVES.search(re.sub(r"[\s$]|\\[()]", "", gap) + " " + gap):
+        return False
     tokens = _JOIN_TOKEN.findall(gap)
     if sum(map(len, tokens)) != len(gap):
         return False
     return sum(1 for t in tokens if t[:1].isalpha() and len(t) > 2) <= _MAX_JOIN_WORDS
 
 
-def last_box_group(text: str) -> tuple[int, str] | None:
-    """(start of the group, contents joined by ", ") of the final boxes, or None without a complete box."""
+def last_box_group(text: str) -> tuple[int, int, str] | None:
+    """(start, end, contents joined by ", ") of the group of final boxes, or None without a complete box."""
     found = boxes(text)
     if not found:
         return None
@@ -121,7 +143,7 @@ def last_box_group(text: str) -> tuple[int, str] | None:
             break
         group.append(box)
     contents = list(dict.fromkeys(content for _, _, content in reversed(group) if content))
-    return group[-1][0], ", ".join(contents)
+    return group[-1][0], group[0][1], ", ".join(contents)
 
 
 def _sentence_end(text: str, start: int) -> int:
@@ -210,7 +232,7 @@ def trailing_formula(text: str) -> str | None:
     number and follows a verb that states it ("there are 12 sequences that ..."); a sentence that ends "is six." gives
     the number word."""
     body = text.rstrip()[-_TAIL:]
-    if not body or not (body.endswith((".", "!", "\\]", "$")) or body[-1].isdigit()):
+    if not body or not (body.endswith((".", "!", "\\]", "$")) or _ends_in_a_lone_number(body)):
         return None
     start = _last_sentence_start(body)
     spans = [m for m in _MATH_SPAN.finditer(body) if m.end() > start]
@@ -229,6 +251,14 @@ def trailing_formula(text: str) -> str | None:
     return chosen.group(0).rstrip(",") if chosen else None
 
 
+def _ends_in_a_lone_number(body: str) -> bool:
+    """Whether the last line is only a number ("**12**") after text whose braces and dollars all close."""
+    head, _, last = body.rpartition("\n")
+    if not re.fullmatch(r"[*\s]*" + _NUMBER.pattern + r"[*\s]*", last):
+        return False
+    return head.count("{") == head.count("}") and head.count("$") % 2 == 0
+
+
 def _closes_sentence(rest: str) -> bool:
     return bool(re.fullmatch(r"[\s.,;!*]*(?:[A-Za-z]+[\s.,;!*]*){0,3}", rest))
 
@@ -236,20 +266,20 @@ def _closes_sentence(rest: str) -> bool:
 def reference_answer(reference: str) -> str:
     """The reference as given, or its final box group when it is a worked solution ("... so $\\boxed{20}$ percent.")."""
     group = last_box_group(reference)
-    return group[1] if group and group[1] else reference
+    return group[2] if group and group[2] else reference
 
 
-def final_answer(reply: str | None) -> str | None:
+def final_answer(reply: str | None, prompt_opens_think: bool = False) -> str | None:
     """The answer `reply` commits to (see the module docstring), or None."""
     if not reply:
         return None
-    text = visible_reply(reply)
+    text = visible_reply(reply, prompt_opens_think)
     if text is None:
         return None
     box = last_box_group(text)
     phrase = last_phrase(text)
-    if box and (phrase is None or box[0] > phrase[0]):
-        return box[1] or None
+    if box and (phrase is None or phrase[0] < box[1]):  # a phrase inside the box group is the box's
+        return box[2] or None
     if phrase:
         return phrase[1]
     return trailing_formula(text)

@@ -3,20 +3,30 @@ r"""Whether two final answers are the same mathematical object: our normaliser, 
 Contract: `answers_equal(prediction, reference)` is True only when both strings, after `canonical`, are equal as
 text or parse *completely* (latex2sympy over the whole string; no prefix of it) to objects that math-verify's
 comparison calls equal. A side that does not parse completely can only match as text. Model output is never
-evaluated as code. No time limit here: `reward.math_grader` runs this in a worker process it can kill.
+evaluated as code. No time limit here: `reward.math_grader` runs this in a worker process it can kill. An answer
+with a run of more than `MAX_DIGITS` digits matches only as text, so a 100,000-digit literal never reaches sympy
+(and every normalising regex is linear in the answer's length).
 
 Deliberate normalisations (MATH's conventions; each is a departure from plain math-verify):
-- units: a trailing `\text{..}`/`\mbox{..}` group or a unit word after a number is dropped ("10\text{ cm}^2" = 10);
-  `\mathrm{e}`, `\mathrm{i}`, `\text{i}` stay the constants (math-verify drops them as units: "3+4\mathrm{i}" = 7);
-- percent: "p\%" (or "p percent") equals p and p/100 when only one side has the sign: "20\%" = 20 = 0.2, since MATH
-  references state percentages both ways; with the sign on both sides the numbers compare;
+- units: a trailing unit after a number is dropped ("10\text{ cm}^2" = 10): a unit word ("cm", "miles", "square
+  units"), or a `\text{..}`/`\mbox{..}`/`\mathrm{..}` group holding a unit word or unit symbol ("\text{ m}",
+  "\text{s}"). A bare letter is a variable, not a unit ("4s" is 4s, not 4), and a text group that is not a unit
+  stays ("7 \text{ or more}" is not 7). `\mathrm{e}`, `\mathrm{i}`, `\text{i}` stay the constants (math-verify drops
+  them as units: "3+4\mathrm{i}" = 7);
+- percent, one way: a reference "q\%" accepts q and q/100 (MATH references state percentages both ways); a
+  prediction "p\%" against a reference q without the sign is the number p/100, or p when |q| > 1 (a reference that
+  left the sign off a percentage: "20" for "what percent"), so "0.5\%" is not 0.5 but "50\%" is; with the sign on
+  both sides the numbers compare;
+- Unicode: "−5" = -5, "3√2" = 3\sqrt{2}, "π", "∞", "≤", "×", "·" as their TeX; a mixed number "7 3/4" (or
+  "7\frac{3}{4}") = 31/4; scale words "2.5 million" = 2500000;
 - degrees: "90^\circ" = 90; dollars: "\$5.00" = 5; thousands separators: "12{,}000" = "12,\!000" = 12000, while
   "32, 349" (a space after the comma) is a list;
 - repeating decimals: "0.\overline{45}" = 5/11 (math-verify parses the prefix "0");
 - a leading "x \in" is dropped ("x \in [1,2]" = [1,2]); "x = 5" = 5 and sets = relations ("x > 3" = (3, \infty))
   are math-verify's own rules;
 - text answers ("\text{Evelyn}", "(C)", "odd") compare as lower-case text, never as products of symbols; an answer
-  that is one number word ("six", "twelve") is that number; two bare letters are equal only with the same case.
+  written in number words ("six", "twenty-five", "one hundred") is that number; two bare letters are equal only
+  with the same case.
 """
 from __future__ import annotations
 
@@ -36,19 +46,31 @@ _TEXT_AND = re.compile(r"\s*(?:\\(?:text|mbox|textnormal|textrm)\{\s*(?:,\s*)?(?
 _TEXT_GROUP = r"\\(?:text|mbox|textnormal|textrm|mathrm|textbf|textit)\s*\{[^{}]*\}"
 _UNIT_WORDS = (
     "square units|sq units|units|unit|square feet|square inches|square meters|square centimeters|square cm|sq ft|"
-    "cubic feet|cubic inches|cubic units|cubic centimeters|degrees|degree|dollars|dollar|cents|cent|inches|inch|"
-    "feet|foot|ft|yards|yard|miles|mile|mph|meters|meter|km|cm|mm|hours|hour|hrs|minutes|minute|mins|seconds|"
-    "second|days|day|weeks|years|pounds|pound|lbs|ounces|grams|kg|liters|gallons|people|students|ways|points|"
-    "cookies|marbles|handshakes|games|tiles|cups|coins|apples|pages|steps|times|numbers|integers|digits|m|s|g")
-_TRAILING_UNIT = re.compile(rf"\s*(?:{_TEXT_GROUP}|(?<![A-Za-z\\])(?:{_UNIT_WORDS})\b)\s*(?:\^\s*\{{?[23]\}}?)?\s*\.?$")
+    "cubic feet|cubic inches|cubic units|cubic centimeters|degrees|degree|radians|radian|dollars|dollar|cents|cent|"
+    "inches|inch|feet|foot|ft|yards|yard|miles|mile|mph|meters|meter|km|cm|mm|hours|hour|hrs|minutes|minute|mins|"
+    "seconds|second|days|day|weeks|years|pounds|pound|lbs|ounces|grams|kg|liters|gallons|yuan|people|students|ways|"
+    "points|cookies|marbles|handshakes|games|tiles|cups|coins|apples|pages|steps|times|numbers|integers|digits")
+_UNIT_SYMBOLS = "m|s|g|h|l|L|mL|ml|hr|min|sec|rad|mi|lb|oz|km/h|m/s"   # units only inside a text group
+_TEXT_UNIT = (rf"\\(?:text|mbox|textnormal|textrm|mathrm|textbf|textit)\s*\{{\s*(?:{_UNIT_WORDS}|{_UNIT_SYMBOLS})"
+              r"\s*(?:\^\s*\{?[23]\}?)?\s*\}")
+_TRAILING_UNIT = re.compile(rf"\s*(?:{_TEXT_UNIT}|(?<![A-Za-z\\])(?:{_UNIT_WORDS})\b)\s*(?:\^\s*\{{?[23]\}}?)?\s*\.?$")
 _MEMBER_OF = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?\s*\\in\b\s*")
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_REPEATING = re.compile(r"(-?)(\d*)\.(\d*)\\overline\{(\d+)\}")
+_REPEATING = re.compile(r"(-?)(?<![\d.])(\d*)\.(\d*)\\overline\{(\d+)\}")   # starts only where a number does
 _TEXT_ONLY = re.compile(rf"^(?:{_TEXT_GROUP}|[A-Za-z ,.'()-])+$")
 _WORD = re.compile(r"(?<!\\)\b[A-Za-z]{2,}\b")
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+_UNICODE = str.maketrans({"\u2212": "-", "\uff0d": "-", "π": "\\pi ", "∞": "\\infty ", "×": "\\times ",
+                          "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne "})
+_UNICODE_ROOT = re.compile(r"√\s*(?:\(([^()]*)\)|\{([^{}]*)\}|([A-Za-z0-9.]+))")
+_MIXED_NUMBER = re.compile(r"(-?)(\d+)(?:\s+(\d+)\s*/\s*(\d+)|\s*\\frac\{(\d+)\}\{(\d+)\})")
+_SCALED = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:\\text\{\s*)?(thousand|million|billion|trillion)\s*\}?")
+_SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9, "trillion": 10 ** 12}
+_SMALL_NUMBERS = {w: i for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
+     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
+_TENS = {w: 10 * i for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"],
+                                         start=2)}
+MAX_DIGITS = 500            # no MATH answer has a longer run of digits; longer ones compare as text only
 
 
 def _repeating_to_fraction(match: re.Match) -> str:
@@ -56,6 +78,46 @@ def _repeating_to_fraction(match: re.Match) -> str:
     value = Fraction(int(whole or "0")) + Fraction(int(fixed or "0"), 10 ** len(fixed)) \
         + Fraction(int(repeat), 10 ** len(fixed) * (10 ** len(repeat) - 1))
     return f"{sign}\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+
+def _number_from_words(text: str) -> str | None:
+    """"twenty-five" -> "25", "one hundred and five" -> "105", "six" -> "6"; None unless every word is a number word."""
+    words = re.split(r"[\s-]+", text.lower().strip())
+    total, current, seen = 0, 0, False
+    for i, word in enumerate(words):
+        if word in _SMALL_NUMBERS or word in _TENS:
+            current, seen = current + _SMALL_NUMBERS.get(word, _TENS.get(word, 0)), True
+        elif word == "hundred" and (seen or i == 1 and words[0] == "a"):
+            current, seen = max(current, 1) * 100, True
+        elif word in _SCALES and seen:
+            total, current = total + max(current, 1) * _SCALES[word], 0
+        elif not (word == "and" and seen or word == "a" and i == 0):
+            return None
+    return str(total + current) if seen else None
+
+
+def _exact(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+
+def _mixed_or_scaled(text: str) -> str:
+    """A whole answer that is a mixed number ("7 3/4", "7\\frac{3}{4}") or a scaled number ("2.5 million"), exactly."""
+    mixed = _MIXED_NUMBER.fullmatch(text)
+    if mixed:
+        sign, whole, *parts = mixed.groups()
+        top, bottom = (int(p) for p in (parts[:2] if parts[0] else parts[2:]))
+        if 0 < top < bottom:
+            value = int(whole) + Fraction(top, bottom)
+            return ("-" if sign else "") + _exact(value)
+    scaled = _SCALED.fullmatch(text)
+    if scaled:
+        return _exact(Fraction(scaled.group(1)) * _SCALES[scaled.group(2)])
+    return text
+
+
+def _unicode_to_tex(text: str) -> str:
+    text = text.translate(_UNICODE)
+    return _UNICODE_ROOT.sub(lambda m: f"\\sqrt{{{next(g for g in m.groups() if g is not None)}}}", text)
 
 
 def _unwrap_box(answer: str) -> str:
@@ -66,29 +128,29 @@ def _unwrap_box(answer: str) -> str:
 @lru_cache(maxsize=4096)
 def canonical(answer: str) -> str:
     """The answer with presentation removed (see the module docstring); spaces kept where TeX needs them."""
-    text = _unwrap_box(answer.strip())
+    text = _unicode_to_tex(_unwrap_box(answer.strip()))
     text = _DELIMITERS.sub("", text)
     text = _FRAC.sub(r"\\frac", text)
     text = _THIN_SPACE.sub(lambda m: "," if m.group(0) == "{,}" else "", text)
     text = _WIDE_SPACE.sub(" ", text)
     text = text.strip().rstrip(".").strip()
-    text = _ONE_LETTER_TEXT.sub(r"\1", text)
     text = _NUMBER_TEXT.sub(r"\1", text)
     text = _DEGREES.sub("", text)
     text = _PERCENT.sub("", text)
-    text = _TEXT_AND.sub(", ", text) if re.search(r"\d|\\", text) else text
     for _ in range(3):
         stripped = _TRAILING_UNIT.sub("", text).strip()
         if not stripped or stripped == text or not re.search(r"[\d}]", stripped):
             break
         text = stripped
+    text = _ONE_LETTER_TEXT.sub(r"\1", text)
+    text = _TEXT_AND.sub(", ", text) if re.search(r"\d|\\", text) else text
     text = _MEMBER_OF.sub("", text, count=1)
     if _THOUSANDS.fullmatch(text):
         text = text.replace(",", "")
     text = _REPEATING.sub(_repeating_to_fraction, text)
     text = re.sub(r",(?:\s*,)+", ",", text)
-    text = re.sub(r"\s+", " ", text).strip(" ,")
-    return _NUMBER_WORDS.get(text.lower(), text)
+    text = _mixed_or_scaled(re.sub(r"\s+", " ", text).strip(" ,"))
+    return _number_from_words(text) or text
 
 
 def has_percent(answer: str) -> bool:
@@ -124,21 +186,29 @@ def to_sympy(answer: str):
         return None
 
 
+def _above_one(answer: str) -> bool:
+    """Whether a canonical answer is a plain number of absolute value above 1."""
+    return bool(re.fullmatch(r"-?\d+(?:\.\d+)?", answer)) and abs(Fraction(answer)) > 1
+
+
 def answers_equal(prediction: str | None, reference: str) -> bool:
     """Whether `prediction` states the same answer as `reference` (see the module docstring)."""
     if prediction is None or not prediction.strip() or not reference.strip():
         return False
     pred, ref = canonical(prediction), canonical(reference)
-    if re.sub(r"\s", "", pred) == re.sub(r"\s", "", ref):
+    pred_percent, ref_percent = has_percent(prediction), has_percent(reference)
+    as_written = not pred_percent or ref_percent or _above_one(ref)  # "0.5\%" is not 0.5; "50\%" is 50
+    if as_written and re.sub(r"\s", "", pred) == re.sub(r"\s", "", ref):
         return True
     if re.fullmatch(r"[A-Za-z]", pred) and re.fullmatch(r"[A-Za-z]", ref):
         return False  # two different letters (x and X are different variables; math-verify ignores the case)
     if _is_text(pred) or _is_text(ref):
         return _text_form(pred) is not None and _text_form(pred) == _text_form(ref)
-    golds, guesses = [ref], [pred]
-    if has_percent(reference) != has_percent(prediction):
-        scaled = ref if has_percent(reference) else pred
-        (golds if has_percent(reference) else guesses).append(f"\\frac{{{scaled}}}{{100}}")
+    if re.search(rf"\d{{{MAX_DIGITS + 1}}}", pred) or re.search(rf"\d{{{MAX_DIGITS + 1}}}", ref):
+        return False  # unequal as text; sympy would spend seconds on the literal
+    one_sided = pred_percent != ref_percent
+    golds = [ref] + ([f"\\frac{{{ref}}}{{100}}"] if one_sided and ref_percent else [])
+    guesses = ([pred] if as_written else []) + ([f"\\frac{{{pred}}}{{100}}"] if one_sided and pred_percent else [])
     from math_verify import verify
 
     for gold_text in golds:
