@@ -1,15 +1,18 @@
 """Time-limited MATH grading: extraction in the caller, equivalence in worker processes that can be killed.
 
-Contract: `grade(reply, reference, timeout_s)` returns within about `timeout_s` seconds (plus waiting for a free
-worker and a worker's start-up, which are not counted) from any thread, event loop or process, whatever the reply
-holds. A comparison that runs past
-its limit kills its worker process and comes back as verdict "timeout", an infra result: masked, never scored 0.
+Contract: `grade(reply, reference, options)` returns within about `options.timeout_s` seconds (plus waiting for a
+free worker and a worker's start-up, which are not counted) from any thread, event loop or process, whatever the
+reply holds. A comparison that runs past its limit kills its worker process and comes back as verdict
+"grader_timeout": a wrong answer, not infra. The reference is fixed and the extraction is linear, so what runs
+past the limit is the policy's own answer (a power tower, a 4000-term sum); masking it would neither penalise it in
+RL nor count it in evaluation. Only a grader that fails by itself (a worker that dies or does not start, an empty
+reference) is infra: verdicts "infra" and "bad_task", masked.
 
 Why processes: sympy can run for hours on `9^{9^{9^9}}` while holding the GIL, and math-verify's own limit is
 SIGALRM, which only works on the main thread (verl 0.9.1's reward loop calls a synchronous `compute_score` from a
 thread pool, where math-verify's limits are off). A worker process is killed with SIGKILL, so no limit depends on the
 caller's thread. verl's `reward_score/math_verify.py` also grades in spawned processes; it leaves a timed-out worker
-running (its pool fills up after four) and scores a timeout 0.
+running (its pool fills up after four) and scores a timeout 0, as we do.
 """
 from __future__ import annotations
 
@@ -26,17 +29,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reward.math_answer import final_answer, reference_answer
+from reward.math_options import MathGradingOptions
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT_S = 5.0
 STARTUP_TIMEOUT_S = 120.0           # a worker's imports (sympy, latex2sympy) are not part of any grading limit
-INFRA_VERDICTS = frozenset({"timeout", "infra", "bad_task"})
+INFRA_VERDICTS = frozenset({"infra", "bad_task"})
 
 
 @dataclass(frozen=True)
 class Grade:
-    """verdict: valid | wrong | no_answer (genuine results) | timeout | infra | bad_task (masked).
+    """verdict: valid | wrong | no_answer | grader_timeout (genuine results; only valid is correct) | infra | bad_task
+    (masked).
     `extracted` is the reply's final answer; `key` its normalised form (the vote key of maj@k)."""
 
     verdict: str
@@ -176,15 +180,18 @@ def shared_pool() -> GradingPool:
         return _pool
 
 
-def grade(reply: str | None, reference: str, timeout_s: float = DEFAULT_TIMEOUT_S,
+def grade(reply: str | None, reference: str, options: MathGradingOptions | None = None,
           pool: GradingPool | None = None) -> Grade:
     """Grade one reply against a reference answer (a worked solution gives its final box group)."""
+    options = options or MathGradingOptions()
     if not isinstance(reference, str) or not reference.strip():
         return Grade("bad_task")
-    extracted = final_answer(reply if isinstance(reply, str) else None)
+    extracted = final_answer(reply if isinstance(reply, str) else None, options.prompt_opens_think)
     if extracted is None:
         return Grade("no_answer")
-    status, equal, key = (pool or shared_pool()).compare(extracted, reference_answer(reference), timeout_s)
+    status, equal, key = (pool or shared_pool()).compare(extracted, reference_answer(reference), options.timeout_s)
+    if status == "timeout":
+        return Grade("grader_timeout", extracted)
     if status != "ok":
         return Grade(status, extracted)
     return Grade("valid" if equal else "wrong", extracted, key)

@@ -4,11 +4,14 @@ r"""Few-shot MATH evaluation of one or two models: accuracy with intervals, pass
     python -m sdpo_eval.math_eval --model m --input math500.jsonl --n 8 --temperature 0.6 --k 1,8 --log s.jsonl
     python -m sdpo_eval.math_eval --model m --input math500.jsonl --n 8 --temperature 0.6 --log s.jsonl --resume
     python -m sdpo_eval.math_eval --model base/ --model tuned/ --out math.json       # side by side + paired difference
+    python -m sdpo_eval.math_eval --model deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B --grading-prompt-opens-think true
 
 Problems: EleutherAI/hendrycks_math (`--split`, `--subjects`) or `--input` (JSONL/JSON/parquet in the MATH, MATH-500
 or a subject-less format; see `sdpo_data.math_rows`). Prompts: Minerva 4-shot (`math_prompts`), as chat turns when
 the tokenizer has a chat template, else raw "Problem:/Solution:" text. Grading: `reward.math_grader` (the RL
-reward's grader, with its hard time limit; a grading timeout is infra and left out of every count). Sample j of a
+reward's grader, with its hard time limit; a reply whose comparison runs past it counts as wrong, a grader failure
+is infra and left out of every count), with the `--grading-*` flags of `reward.math_options.MathGradingOptions`
+(`--grading-prompt-opens-think true` when the chat template ends the prompt inside `<think>`). Sample j of a
 problem uses seed `sample_seed(--seed, problem id, j)`, so a problem's samples do not depend on the selection.
 Every argument is checked and the problems are loaded before any model is.
 """
@@ -24,7 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from reward.math_grader import DEFAULT_TIMEOUT_S, grade
+from reward.math_grader import grade
+from reward.math_options import MathGradingOptions
 from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
 from sdpo_eval.engines import Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
@@ -56,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--top-p", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--grading-timeout-s", type=float, default=DEFAULT_TIMEOUT_S, help="hard limit per grading")
+    MathGradingOptions.add_arguments(parser)
     EngineOptions.add_arguments(parser)
     parser.add_argument("--log", type=Path, default=None,
                         help="per-sample JSONL log (prompt, completion, verdict, seed)")
@@ -77,7 +81,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[i
                                   ("--max-new-tokens", args.max_new_tokens, args.max_new_tokens >= 1, ">= 1"),
                                   ("--temperature", args.temperature, args.temperature >= 0, ">= 0"),
                                   ("--top-p", args.top_p, 0 < args.top_p <= 1, "in (0, 1]"),
-                                  ("--grading-timeout-s", args.grading_timeout_s, args.grading_timeout_s > 0, "> 0"),
                                   ("--batch-size", args.batch_size, args.batch_size >= 1, ">= 1"),
                                   ("--limit-per-subject", args.limit_per_subject,
                                    args.limit_per_subject is None or args.limit_per_subject >= 1, ">= 1")):
@@ -87,6 +90,10 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[i
         parser.error(f"--n {args.n} needs --temperature > 0 (greedy samples are all the same)")
     if args.resume and args.log is None:
         parser.error("--resume needs --log (the sample log to continue)")
+    try:
+        MathGradingOptions.from_args(args)
+    except ValueError as e:
+        parser.error(str(e).replace("MATH grading option ", "--grading-").replace("_", "-"))
     try:
         ks = tuple(sorted({int(k) for k in args.k.split(",")})) if args.k else tuple(sorted({1, args.n}))
     except ValueError:
@@ -111,7 +118,7 @@ def _load_problems(args: argparse.Namespace) -> list[MathProblem]:
 
 def _header(args: argparse.Namespace, labels: Sequence[str]) -> dict[str, Any]:
     keys = ("split", "subjects", "limit_per_subject", "num_shots", "n", "max_new_tokens", "temperature", "top_p",
-            "seed", "dtype")
+            "seed", "dtype", "grading_prompt_opens_think")  # the last decides which text the logged verdicts read
     return {"models": list(labels), "input": args.input or HF_DATASET, **{k: getattr(args, k) for k in keys}}
 
 
@@ -121,7 +128,8 @@ def _labels(specs: Sequence[ModelSpec]) -> list[str]:
 
 
 def evaluate(engine: Engine, label: str, todo: Sequence[tuple[MathProblem, int]], params: SamplingParams,
-             num_shots: int, base_seed: int, grading_timeout_s: float, log: SampleLog | None) -> list[dict[str, Any]]:
+             num_shots: int, base_seed: int, grading: MathGradingOptions,
+             log: SampleLog | None) -> list[dict[str, Any]]:
     """Generate and grade the (problem, sample index) pairs in `todo`; each chunk is logged once graded."""
     from tqdm.auto import tqdm
 
@@ -135,7 +143,7 @@ def evaluate(engine: Engine, label: str, todo: Sequence[tuple[MathProblem, int]]
             prompts = [math_prompt(problem.problem, chat=chat, num_shots=num_shots) for problem, _ in chunk]
             seeds = [sample_seed(base_seed, problem.id, j) for problem, j in chunk]
             completions = engine.generate(prompts, params, seeds=seeds)
-            grades = graders.map(lambda pc: grade(pc[1].text, pc[0][0].answer, grading_timeout_s),
+            grades = graders.map(lambda pc: grade(pc[1].text, pc[0][0].answer, grading),
                                  zip(chunk, completions))
             batch = [{"model": label, "id": problem.id, "subject": problem.subject, "level": problem.level,
                       "sample": j, "seed": seed, "chat_template": chat, "prompt": prompt, "completion": c.text,
@@ -193,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
             new = []
             if todo:
                 engine = load_engine(spec, EngineOptions.from_args(args))
-                new = evaluate(engine, label, todo, params, args.num_shots, args.seed, args.grading_timeout_s, log)
+                grading = MathGradingOptions.from_args(args)
+                new = evaluate(engine, label, todo, params, args.num_shots, args.seed, grading, log)
                 _free(engine)
             per_model[label] = kept + new
     finally:

@@ -1,7 +1,8 @@
 """MATH scores from graded samples: accuracy with an interval, pass@k, maj@k, and a paired comparison of two models.
 
 A sample record has at least {model, id, subject, sample, verdict, correct, infra, key}. Infra samples (a grading
-timeout) are left out of every count; a problem with no judged sample is left out and counted as `infra_problems`.
+worker that failed; a grading timeout is the reply's own wrong answer, verdict grader_timeout) are left out of every
+count; a problem with no judged sample is left out and counted as `infra_problems`.
 - accuracy: mean over problems of (correct samples / judged samples). Interval: Wilson when every problem has one
   judged sample (a binomial count), else a percentile bootstrap over problems.
 - pass@k: mean over problems with at least k judged samples of the unbiased estimate 1 - C(n-c, k) / C(n, k).

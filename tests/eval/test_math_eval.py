@@ -206,15 +206,44 @@ def test_seed_depends_on_problem_id_not_position(tmp_path, engines):
     assert by_problem_b <= by_problem_a
 
 
-def test_grading_timeout_is_infra_and_left_out(tmp_path, engines):
+def test_grading_timeout_counts_as_wrong(tmp_path, engines):
+    """A reply whose comparison runs past the limit is the model's own answer: judged, and wrong."""
     table, _ = engines
     table["model_a"].answers = {**A, "bmod": "\\boxed{9^{9^{9^9}}}"}
     out = tmp_path / "r.json"
     assert math_eval.main(["--model", "model_a", "--input", _write(tmp_path / "m.jsonl", PROBLEMS),
                            "--grading-timeout-s", "1", "--out", str(out)]) == 0
-    overall = json.loads(out.read_text())["accuracy"]["model_a"]["overall"]
-    assert overall["problems"] == 2 and overall["accuracy"] == 1.0
-    assert overall["infra_samples"] == 1 and overall["infra_problems"] == 1
+    report = json.loads(out.read_text())
+    overall = report["accuracy"]["model_a"]["overall"]
+    assert overall["problems"] == 3 and overall["accuracy"] == pytest.approx(2 / 3)
+    assert overall["infra_samples"] == 0 and overall["infra_problems"] == 0
+    assert [s["verdict"] for s in report["samples"]["model_a"] if s["id"] == "p3"] == ["grader_timeout"]
+
+
+def test_grading_prompt_opens_think_flag(tmp_path, engines):
+    """The flag comes from MathGradingOptions: a reply without </think> has no answer when the prompt opened it."""
+    table, _ = engines
+    table["model_a"].answers = {**A, "1+1": "1+1 is 2, so \\boxed{2}", "bmod": "thinking</think>\\boxed{3}"}
+    src = _write(tmp_path / "m.jsonl", PROBLEMS)
+    verdicts = {}
+    for flag in ("false", "true"):
+        out = tmp_path / f"{flag}.json"
+        assert math_eval.main(["--model", "model_a", "--input", src, "--grading-prompt-opens-think", flag,
+                               "--out", str(out)]) == 0
+        verdicts[flag] = {s["id"]: s["verdict"] for s in json.loads(out.read_text())["samples"]["model_a"]}
+    assert verdicts["false"] == {"p1": "valid", "p2": "valid", "p3": "valid"}
+    assert verdicts["true"] == {"p1": "no_answer", "p2": "no_answer", "p3": "valid"}
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--grading-timeout-s", "0"], "--grading-timeout-s must be a positive number"),
+    (["--grading-prompt-opens-think", "maybe"], "expected true or false"),
+])
+def test_grading_flags_are_checked_before_any_model(tmp_path, engines, capsys, flags, message):
+    _, loaded = engines
+    with pytest.raises(SystemExit):
+        math_eval.main(["--model", "model_a", "--input", _write(tmp_path / "m.jsonl", PROBLEMS), *flags])
+    assert message in capsys.readouterr().err and not loaded
 
 
 def test_smollm2_end_to_end_on_cpu(tmp_path, smollm2_gguf):

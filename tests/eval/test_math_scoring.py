@@ -14,7 +14,7 @@ from sdpo_eval.stats import bootstrap_mean_interval, wilson_interval
 
 def rec(pid, sample, correct, key="k", infra=False, subject="algebra", model="m"):
     return {"model": model, "id": pid, "subject": subject, "sample": sample, "correct": correct, "key": key,
-            "infra": infra, "verdict": "timeout" if infra else ("valid" if correct else "wrong")}
+            "infra": infra, "verdict": "infra" if infra else ("valid" if correct else "wrong")}
 
 
 def test_majority_vote_ties_and_silent_samples():

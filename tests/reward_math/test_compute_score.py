@@ -18,7 +18,7 @@ KEYS = {"score": float, "verdict": str, "infra": float, "feedback": str, "extrac
     (r"\boxed{4}", "", "bad_task", 0.0, 1.0),
     (r"\boxed{4}", None, "bad_task", 0.0, 1.0),
     (r"\boxed{4}", 4, "valid", 1.0, 0.0),
-    (r"\boxed{9^{9^{9^9}}}", "4", "timeout", 0.0, 1.0),
+    (r"\boxed{9^{9^{9^9}}}", "4", "grader_timeout", 0.0, 0.0),
 ])
 def test_contract(reply, truth, verdict, score, infra):
     out = compute_score("math", reply, truth, extra_info={"index": 0}, timeout_s=2)
@@ -26,6 +26,14 @@ def test_contract(reply, truth, verdict, score, infra):
     assert (out["verdict"], out["score"], out["infra"]) == (verdict, score, infra)
     if infra:
         assert out["feedback"] == ""
+
+
+def test_a_grader_timeout_is_scored_zero_with_feedback():
+    """The reply's own pathological answer is penalised in RL (score 0, not masked) and told to the teacher."""
+    out = compute_score("math", r"So \boxed{2^{2^{2^{2^{100}}}}}.", "3", timeout_s=1)
+    assert (out["verdict"], out["score"], out["infra"]) == ("grader_timeout", 0.0, 0.0)
+    assert out["feedback"] == "Your final answer 2^{2^{2^{2^{100}}}} could not be checked in time; state it in " \
+                              "simplest form."
 
 
 def test_feedback_and_vote_key():
@@ -41,7 +49,15 @@ def test_options_are_checked():
         compute_score("math", r"\boxed{1}", "1", timeout=3)
     with pytest.raises(ValueError, match="timeout_s"):
         compute_score("math", r"\boxed{1}", "1", timeout_s=0)
+    with pytest.raises(ValueError, match="prompt_opens_think must be true or false"):
+        compute_score("math", r"\boxed{1}", "1", prompt_opens_think="false")
     compute_score("math", r"\boxed{1}", "1", reward_router_address=None)  # verl's own keyword
+
+
+def test_prompt_opens_think_from_reward_kwargs():
+    cut = r"So far 1 + 1 = 2, so \boxed{2}"
+    assert compute_score("math", cut, "2")["verdict"] == "valid"
+    assert compute_score("math", cut, "2", prompt_opens_think=True)["verdict"] == "no_answer"
 
 
 _piece = st.sampled_from(["\\boxed{", "}", "{", "\\frac", "\\sqrt", "^", "x", "2", "-", "\\%", "\\text{ cm}", "(",
@@ -54,5 +70,5 @@ _piece = st.sampled_from(["\\boxed{", "}", "{", "\\frac", "\\sqrt", "^", "x", "2
 def test_never_raises_and_keeps_the_contract(reply, truth):
     out = compute_score("math", "So \\boxed{" + reply + "}", truth, timeout_s=2)
     assert {k: type(v) for k, v in out.items()} == KEYS
-    assert out["verdict"] in ("valid", "wrong", "no_answer", "timeout", "infra", "bad_task")
-    assert out["infra"] == float(out["verdict"] in ("timeout", "infra", "bad_task"))
+    assert out["verdict"] in ("valid", "wrong", "no_answer", "grader_timeout", "infra", "bad_task")
+    assert out["infra"] == float(out["verdict"] in ("infra", "bad_task"))
