@@ -20,7 +20,7 @@ to none.
 3. Otherwise the last formula ($..$, \(..\), \[..\], $$..$$) or, failing that, the last number, but only when it
    sits in the reply's last sentence and that sentence is finished: it ends in '.', '!' or display math, or its last
    line is the number alone after balanced braces (a reply that trails off mid-derivation commits to nothing). A
-   number is a whole token: "-5", "7 3/4" (a mixed number), "3√2", never the "2" of "√2".
+   number is a whole token: "-5", "7 3/4" (a mixed number), "3√2", "2.5 million", never the "2" of "√2".
 Every scan is one regex pass or one left-to-right brace match, so 20,000 unclosed `\boxed{` cost linear time.
 """
 from __future__ import annotations
@@ -43,11 +43,13 @@ _PHRASE = re.compile(
 _PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\bis\b)*")
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+?)\$", re.DOTALL)
 _NUMBER = re.compile(r"(?<![\w.√\\^_{/])-?(?:\d+[ \t]+\d+[ \t]*/[ \t]*\d+|\d*√\d+|\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?%?"
-                     r"|\.\d+)(?![\w√^_])")
+                     r"(?:[ \t]+(?:thousand|million|billion|trillion)\b)?|\.\d+)(?![\w√^_])")
 _STATES = re.compile(r"\b(?:is|are|was|were|equals|gives|get|got|makes|totals)\b|=", re.IGNORECASE)
 _UNIT_WORD = (r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
               r"sixteen|seventeen|eighteen|nineteen")
 _TENS_WORD = r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_NUMBER_WORDS = re.compile(rf"(?:(?:{_UNIT_WORD}|{_TENS_WORD}|hundred|thousand|million|billion|and|a)\b[\s-]*)+",
+                           re.IGNORECASE)
 _STATED_WORD = re.compile(rf"\b(?:is|are|was|were|equals)\s+((?:{_TENS_WORD})(?:[- ](?:{_UNIT_WORD}))?|{_UNIT_WORD}|"
                           r"(?:a|one) hundred)\s*[.!]?\s*$", re.IGNORECASE)
 _LAST_WORD_IS = re.compile(r".*(?:\bis\b|=|\bare\b|\bequals\b)\s*(?::\s*)?", re.DOTALL)
@@ -201,10 +203,12 @@ def sentence_answer(sentence: str) -> str | None:
 
 
 def _looks_like_answer(value: str) -> bool:
-    """A stated value, not prose: it has a digit or TeX, or is at most three words and not a judgement word."""
+    """A stated value, not prose: it has a digit or TeX, is number words, or is at most three words and not a
+    judgement word."""
     if not value or value.lower() in _NOT_AN_ANSWER:
         return False
-    return bool(re.search(r"[\\\d^_=<>()\[\]{}]", value)) or len(value.split()) <= 3
+    return bool(re.search(r"[\\\d^_=<>()\[\]{}]", value)) or len(value.split()) <= 3 or \
+        bool(_NUMBER_WORDS.fullmatch(value))
 
 
 def last_phrase(text: str) -> tuple[int, str] | None:

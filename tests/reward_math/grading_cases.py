@@ -10,7 +10,9 @@ Sources (each case is our own wording of a situation those suites test; no file 
   ("Therefore, the final answer is: $\boxed{..}$. I hope it is correct."), DeepSeek-R1, Gemma ("**Answer:**"),
   DAPO ("Answer: X" last line) and the issue's examples;
 - "adversarial": replies that must not be graded correct (near misses, truncated prefixes, hedges, answers only
-  inside an unfinished think block).
+  inside an unfinished think block);
+- "prm800k", "qwen2.5-math" (round two): openai/prm800k `grading/grader.py` and its README's "# Answer" format, and
+  QwenLM/Qwen2.5-Math `evaluation/parser.py` / `grader.py`, as situations, not copies.
 Left out as ambiguous: the order of an unordered list ("10, 4, -2" vs "4, 10, -2": hendrycks says unequal, a set
 reading says equal), `\text{13}` vs 13, and a degree answer against a radian reference.
 `expected` is whether a careful human grader marks the reply correct.
@@ -567,4 +569,99 @@ HELD_OUT = [
     Case("adversarial", "3", "The final answer is 3 or 4, I am not sure.", False),
 ]
 
-CASES = HENDRYCKS + MATH_VERIFY + LM_EVAL + REALISTIC + ADVERSARIAL + NEAR_MISSES + HELD_OUT
+# Round two (issue 34): one block per failure class, written from the rules of PRM800K (grading/grader.py,
+# README's "# Answer" sample format), Qwen2.5-Math (evaluation/parser.py, grader.py) and lm-eval (minerva_math and
+# hendrycks_math utils.py). `expected` is still a careful human's verdict, also where those graders disagree
+# (docs/eval.md, "Where careful graders disagree"). The first 420 cases above are unchanged.
+ROUND_TWO = [
+    # Units: a bare letter after a number is a variable; a text group that is not a unit changes the answer.
+    Case("adversarial", "4s", r"So the total is $\boxed{4}$.", False, "bare s in the gold is a variable"),
+    Case("adversarial", "4", r"So the total is $\boxed{4s}$.", False, "bare s in the reply is a variable"),
+    Case("adversarial", "2", r"So the total is $\boxed{2g}$.", False, "bare g"),
+    Case("adversarial", "3", r"So $n = \boxed{3m}$.", False, "bare m"),
+    Case("adversarial", "7", r"So we need $\boxed{7 \text{ or more}}$.", False, "a text tail that is not a unit"),
+    Case("adversarial", "7", r"So we need $\boxed{7\text{ at least}}$.", False),
+    Case("adversarial", "3", r"So $\boxed{3 \text{ if } n \text{ is odd}}$.", False, "a condition, not a unit"),
+    Case("adversarial", "12", r"So $\boxed{12 \text{ more than } x}$.", False),
+    Case("lm-eval", "5", r"Final Answer: The final answer is $5\text{ m}$. I hope it is correct.", True,
+         r"minerva normalize_final_answer drops \text{m}"),
+    Case("lm-eval", "60", r"Final Answer: The final answer is $60\text{s}$. I hope it is correct.", True,
+         r"minerva drops \text{s}"),
+    Case("prm800k", "9.8", r"The acceleration is $\boxed{9.8\text{ m/s}^2}$.", True, "text-wrapped unit symbol"),
+    Case("prm800k", "60", r"It takes $\boxed{60 \text{ minutes}}$.", True, "_normalize unit list"),
+    Case("prm800k", r"5\text{ cm}^2", r"The area is $\boxed{5}$.", True, "unit in the gold"),
+    Case("prm800k", "25", r"He walks $\boxed{25\mbox{ miles}}$.", True),
+    # The trailing-number fallback: a whole token of a finished sentence, or nothing.
+    Case("adversarial", "17", r"We have \frac{\frac{ 17", False, "garbage ending in a digit"),
+    Case("adversarial", "17", r"Substituting $x = 4$ gives $4^2 + 1 = 17$ and then we multiply by 17", False,
+         "unfinished sentence ending in a digit"),
+    Case("adversarial", "5", "So the value is \u22125.", False, "Unicode minus kept"),
+    Case("realistic", "-5", "So the value is \u22125.", True, "Unicode minus"),
+    Case("adversarial", "2", "So the side length is \u221a2.", False, "the 2 of a root"),
+    Case("adversarial", "2", "So the side length is 3\u221a2.", False),
+    Case("realistic", r"3\sqrt{2}", "So the side length is 3\u221a2.", True),
+    Case("realistic", r"\sqrt{2}", "So the side length is \u221a2.", True),
+    Case("adversarial", r"\frac{3}{4}", "So the recipe takes 7 3/4.", False, "the fraction of a mixed number"),
+    Case("realistic", r"\frac{31}{4}", "So the recipe takes 7 3/4.", True, "mixed number"),
+    Case("realistic", r"7\frac{3}{4}", "So the trip takes 7 3/4 hours.", True, "mixed number, MATH's gold form"),
+    Case("realistic", "42", "<think>\n40 + 2\n</think>\n\nAdding the two parts:\n\n42", True, "a lone last line"),
+    Case("realistic", "42", "Adding the two parts gives\n\n**42**", True, "a lone bold last line"),
+    Case("adversarial", "3", r"So $x = 3$, and then we need $\frac{1}{", False, "cut inside a formula"),
+    Case("realistic", "2500000", "So the city has 2.5 million people.", True, "scale word, trailing number"),
+    Case("adversarial", "2.5", "So the city has 2.5 million people.", False),
+    # Where the answer is.
+    Case("prm800k", r"40,\!000", "So the greatest common factor is $2^9\\cdot 5^4 = 320,\\!000$.\n\n# Answer\n\n"
+         "320,000", False, "PRM800K README sample (# Answer heading)"),
+    Case("prm800k", r"40,\!000", "So the greatest common factor is $2^6\\cdot 5^4 = 40,\\!000$.\n\n# Answer\n\n40,000",
+         True, "# Answer heading"),
+    Case("prm800k", "17", "At first I wrote $\\boxed{16}$, but one case was counted twice.\n\n# Answer\n\n17", True,
+         "the heading is a later commitment than the box"),
+    Case("prm800k", "16", "At first I wrote $\\boxed{16}$, but one case was counted twice.\n\n# Answer\n\n17", False),
+    Case("realistic", "7", r"So $a = \boxed{3}$ and $b = \boxed{4}$, hence $a + b = \boxed{7}$.", True,
+         "a derived box is not joined"),
+    Case("adversarial", "3, 4", r"So $a = \boxed{3}$ and $b = \boxed{4}$, hence $a + b = \boxed{7}$.", False),
+    Case("adversarial", "3", r"So $\boxed{\text{The answer is } 3 \text{ or } 4}$.", False, "a phrase inside a box"),
+    Case("adversarial", "12", r"$\boxed{\text{Final answer: } 12 \text{ if } n > 2}$", False),
+    Case("qwen2.5-math", "5", "The answer is $\\boxed{5}$.\n\nProblem:\nWhat is $2+2$?\n\nSolution:\nThe answer is "
+         "$\\boxed{4}$.", True, "parser.py cuts a few-shot continuation at Problem:"),
+    Case("adversarial", "4", "The answer is $\\boxed{5}$.\n\nProblem:\nWhat is $2+2$?\n\nSolution:\nThe answer is "
+         "$\\boxed{4}$.", False, "the made-up next problem does not count"),
+    Case("realistic", "12", "So the answer is 12.\n\nQ: How many legs do 2 cats have?\nA: The answer is 8.", True,
+         "Q: continuation"),
+    Case("adversarial", "8", "So the answer is 12.\n\nQ: How many legs do 2 cats have?\nA: The answer is 8.", False),
+    Case("realistic", "6", "Problem: find the number of faces of a cube.\n\nA cube has six faces, so the answer is "
+         "$\\boxed{6}$.", True, "a reply that restates its problem first"),
+    # Equivalence.
+    Case("lm-eval", r"\text{(D)}", r"So the answer is $\boxed{\textbf{(D)}}$.", True, r"minerva unwraps \textbf"),
+    Case("lm-eval", r"\textbf{(D)}", r"So the answer is $\boxed{\text{(D)}}$.", True),
+    Case("adversarial", r"\text{(D)}", r"So the answer is $\boxed{\textbf{(B)}}$.", False),
+    Case("qwen2.5-math", r"\text{(E)}", "Comparing the five values, the correct option is (E).", True,
+         "grader.py choice_answer_clean"),
+    Case("adversarial", r"\text{(E)}", "Comparing the five values, the correct option is (B).", False),
+    Case("qwen2.5-math", "25", "Counting them all, the answer is twenty-five.", True, "parser.py convert_word_number"),
+    Case("adversarial", "35", "Counting them all, the answer is twenty-five.", False),
+    Case("qwen2.5-math", "105", "So the answer is one hundred and five.", True),
+    Case("realistic", "40", "So the number of students is forty.", True, "number word above twenty"),
+    Case("prm800k", "2500000", "The answer is 2.5 million.", True, "_normalize: million -> *10^6"),
+    Case("prm800k", r"3\text{ billion}", r"So $\boxed{3{,}000{,}000{,}000}$.", True),
+    Case("prm800k", r"\frac{31}{4}", r"So the answer is $\boxed{7 \frac{3}{4}}$.", True,
+         "_inject_implicit_mixed_number"),
+    Case("prm800k", r"7\frac{3}{4}", r"So the answer is $\boxed{\frac{31}{4}}$.", True),
+    Case("adversarial", r"\frac{21}{4}", r"So the answer is $\boxed{7\frac{3}{4}}$.", False, "not a product"),
+    Case("realistic", r"2\sqrt{3}", "So the answer is $\\boxed{2\u221a3}$.", True, "Unicode root"),
+    Case("realistic", r"2\pi", "So the answer is $\\boxed{2\u03c0}$.", True, "Unicode pi"),
+    Case("realistic", r"x \le 3", "So the answer is $\\boxed{x \u2264 3}$.", True, "Unicode relation"),
+    Case("realistic", "-3", "So the answer is $\\boxed{\u22123}$.", True),
+    Case("adversarial", "3", "So the answer is $\\boxed{\u22123}$.", False),
+    Case("realistic", r"\text{yes}", "Checking every case, the answer is yes.", True, "yes/no gold"),
+    Case("realistic", r"\text{No}", r"So the answer is $\boxed{\text{no}}$.", True),
+    Case("adversarial", r"\text{no}", "Checking every case, the answer is yes.", False),
+    Case("adversarial", "0.5", r"So the probability is $\boxed{0.5\%}$.", False, "percent is not leniency both ways"),
+    Case("adversarial", "5", r"So the answer is $\boxed{0.05\%}$.", False),
+    Case("qwen2.5-math", "0.5", r"So the probability is $\boxed{50\%}$.", True, "grader.py: 10% = 0.1"),
+    Case("hendrycks", "50", r"So the share is $\boxed{50\%}$.", True, "a gold that left off the sign"),
+    Case("realistic", r"12.5\%", r"So the rate is $\boxed{12.5}$.", True, "the gold's percent, sign dropped"),
+    Case("realistic", r"12.5\%", r"So the rate is $\boxed{0.125}$.", True, "the gold's percent as a fraction"),
+]
+
+CASES = HENDRYCKS + MATH_VERIFY + LM_EVAL + REALISTIC + ADVERSARIAL + NEAR_MISSES + HELD_OUT + ROUND_TWO
