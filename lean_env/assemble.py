@@ -3,15 +3,32 @@
 Layout of `Snippet.body` (line 1 = first body line):
   non-import header lines, dataset preamble up to its trailing `open … in` chain (if any)   <- trusted
   chain `axiom sdpo_ref_<nonce> <dataset signature>`   <- reference, elaborated before any model code (statement check)
+  `section`                                             <- the model's scope: its `open`s and options end with it
   chain, unless model helpers precede the theorem       <- trusted
   model helper lemmas, [chain,] dataset statement `:=` model proof   <- "visible" code, line 1 = first line
-  (blank line) `#print axioms <name>`            <- axiom audit at `audit_line`
-  `#check (rfl : type_of% @_root_.<name> = type_of% @sdpo_ref_<nonce>)`   <- statement check at `check_line`
-The statement check makes Lean confirm that the constant the proof declared has, up to definitional equality, the
-type of the dataset's statement elaborated in the clean header environment: so a statement whose notation, instances
-or names the model's code changed fails there. The nonce is drawn per check, so model code cannot name the reference.
-Feedback line numbers count from the first line of the visible code, i.e. the code the model
-wrote with the dataset's statement substituted for its own copy.
+  `end`
+  `example : type_of% @_root_.sdpo_ref_<nonce> := @_root_.<name>`   <- statement check at `check_line`
+  `#print axioms _root_.<name>`                                    <- axiom audit at `audit_line`, the last line
+The statement check makes the kernel confirm that the constant the proof declared has, up to definitional equality,
+the type of the dataset's statement elaborated in the clean header environment: so a statement whose notation,
+instances or names the model's code changed fails there. Why this form (Lean 4.9 semantics, read in its sources):
+- `example` is elaborated like a `def` inside `withoutModifyingEnv` and added with `addDecl`, so the kernel re-checks
+  that the value's type is the declared type (`Lean/Elab/MutualDef.lean`, `elabMutualDef`); unification hints and
+  other elaborator-only defeq rules cannot make it pass. `#check` (the earlier form) never reaches the kernel.
+- Every name is `_root_.`-qualified: `resolveGlobalName` resolves `_root_.x` by `resolveExact` to the root constant
+  `x` only, never through the current namespace, `open` declarations or `export` aliases (`Lean/ResolveName.lean`).
+  `type_of%` (`elabTypeOf`, `Lean/Elab/BuiltinNotation.lean`), `example`, `@`, `:` and `:=` are built-in syntax.
+  The model cannot declare anything at root under the two names (the screen: fresh helper names, no `_root_`).
+- The reference is the expected type and the model's constant the value, each used with `@` (no implicit arguments
+  instantiated, no implicit lambda), so the whole `∀ …` statements are compared; a universe-polymorphic statement
+  works because the header's universe parameters are unified with the value's (`Eq`/`rfl` between two `type_of%`
+  would compare two independently generalised universe parameters and reject honest proofs).
+- The section closes the model's `open`s (scoped notation, instances and tokens included) and `set_option`s before
+  the check, which therefore runs in the trusted header's scope.
+- A passing check prints nothing; the audit after it prints exactly one message, so a check that did not run cannot
+  look like one that passed (a file cut short loses the audit too).
+The nonce is drawn per check, so model code cannot name the reference. Feedback line numbers count from the first line
+of the visible code, i.e. the code the model wrote with the dataset's statement substituted for its own copy.
 """
 from __future__ import annotations
 
@@ -33,7 +50,7 @@ class CheckPlan:
     snippet: Snippet
     name: str
     visible_offset: int           # body line number = visible line number + visible_offset
-    audit_line: int               # body line of the appended `#print axioms`
+    audit_line: int               # body line of the appended `#print axioms` (the last line)
     visible_source: str
     check_line: int | None = None  # body line of the statement check (None: no check)
 
@@ -83,6 +100,13 @@ def _code_text(text: str) -> str:
     return " ".join(t.text for t in lex(text) if t.kind != "comment")
 
 
+def statement_check_line(name: str, reference: str, kind: str = "theorem") -> str:
+    """The one-line kernel-checked statement check (see the module docstring). A `def` statement is data: its check
+    is `noncomputable` (the compiler must not try to compile a value that may be noncomputable)."""
+    prefix = "" if kind in ("theorem", "lemma") else "noncomputable "
+    return f"{prefix}example : type_of% @_root_.{reference} := @_root_.{name}"
+
+
 def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id: str = "0", *,
                 statement_check: bool = True) -> CheckPlan:
     """Build the snippet for an accepted screen result (with the statement check unless `statement_check=False`)."""
@@ -95,11 +119,13 @@ def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id
     trusted = _with_newline(rest) + head
     if statement_check:   # the statement's `open X in` chain prefixes the reference as it prefixes the theorem
         trusted += chain + f"axiom {reference}{st.signature}\n"
-    trusted += before_visible
-    body = trusted + visible + "\n#print axioms " + st.name + "\n"
+    trusted += "section\n" + before_visible
     offset = trusted.count("\n")
-    audit_line = offset + visible.count("\n") + 2
+    body = trusted + visible + "end\n"
+    check_line = None
     if statement_check:
-        body += f"#check (rfl : type_of% @_root_.{st.name} = type_of% @{reference})\n"
-    return CheckPlan(Snippet(snippet_id, _with_newline(imports), body), st.name, offset, audit_line, visible,
-                     audit_line + 1 if statement_check else None)
+        body += statement_check_line(st.name, reference, st.kind) + "\n"
+        check_line = body.count("\n")
+    body += f"#print axioms _root_.{st.name}\n"
+    return CheckPlan(Snippet(snippet_id, _with_newline(imports), body), st.name, offset, body.count("\n"), visible,
+                     check_line)

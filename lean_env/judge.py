@@ -1,11 +1,13 @@
 """Judge a Lean run: errors, sorries and the `#print axioms` audit -> Verdict.
 
-Contract: VALID only when Lean reported no error outside the audit line, no sorry, and the audit line carries exactly
-one info message, which is an axiom audit of exactly `'<name>'` (the dataset's name at root: `'Foo.<name>'` means a
-namespace redirected the audit) listing only propext, Classical.choice and Quot.sound. Native evaluation shows up
-there as `Lean.ofReduceBool`/`Lean.trustCompiler` and is FORBIDDEN. When the plan has a statement check, an error on
-its line means the declared constant's type is not the dataset's statement elaborated in the clean header
-environment: STATEMENT_MISMATCH; the check's info answer is ignored.
+Contract: VALID only when Lean reported no error outside the check and audit lines, no sorry, the statement check's
+line (when the plan has one) carries no message at all, and the audit line carries exactly one message, an info that
+is an axiom audit of exactly `'<name>'` (the dataset's name at root) listing only propext, Classical.choice and
+Quot.sound. Both lines are compared with the one outcome Lean gives for an honest proof, so anything else there is
+a rejection: any message on the check line (Lean's `type mismatch`, `unknown identifier`, a `(kernel)` error, or an
+info or warning that no honest run prints) is STATEMENT_MISMATCH; on the audit line no message, several, a warning,
+or a text that is not one axiom audit is FORBIDDEN, an audit of another constant or an unknown one is
+STATEMENT_MISMATCH. Native evaluation shows up in the audit as `Lean.ofReduceBool`/`Lean.trustCompiler`: FORBIDDEN.
 """
 from __future__ import annotations
 
@@ -42,22 +44,25 @@ def parse_audit(text: str) -> tuple[str, tuple[str, ...]] | None:
 
 
 def _audit(audit: list[LeanMessage], name: str) -> Judgement | tuple[str, ...]:
-    """The audited axioms, or the Judgement that rejects the audit."""
-    infos = [m for m in audit if m.severity == "info"]
-    if not infos:
+    """The audited axioms, or the Judgement that rejects the audit line (exactly one info message is expected)."""
+    if not audit:
         return Judgement(Verdict.FORBIDDEN, "the axiom audit printed nothing")
-    if len(infos) > 1:
-        return Judgement(Verdict.FORBIDDEN, f"the axiom audit line carries {len(infos)} messages instead of one")
-    parsed = parse_audit(infos[0].text)
+    if len(audit) > 1:
+        return Judgement(Verdict.FORBIDDEN, f"the axiom audit line carries {len(audit)} messages instead of one")
+    message = audit[0]
+    if message.severity == "error":
+        return Judgement(Verdict.LEAN_ERROR, "the axiom audit failed: " + message.text[:200])
+    parsed = parse_audit(message.text) if message.severity == "info" else None
     if parsed is None:
-        return Judgement(Verdict.FORBIDDEN, "the axiom audit answer is not an axiom list: " + infos[0].text[:200])
+        return Judgement(Verdict.FORBIDDEN, f"the axiom audit answer is not one axiom list: {message.severity}: "
+                         + message.text[:200])
     if name_parts(parsed[0]) != name_parts(name):
         return Judgement(Verdict.STATEMENT_MISMATCH, f"the axiom audit checked `{parsed[0]}`, not `{name}` at root")
     return parsed[1]
 
 
 def judge(result: RunResult, plan: CheckPlan) -> Judgement:
-    """Classify `result`; only VALID earns reward. Audit-line messages are not proof errors."""
+    """Classify `result`; only VALID earns reward. Check- and audit-line messages are not proof errors."""
     if result.outcome is Outcome.TIMEOUT:
         return Judgement(Verdict.TIMEOUT, result.infra_detail or "Lean timed out")
     if result.outcome is Outcome.INFRA:
@@ -66,7 +71,7 @@ def judge(result: RunResult, plan: CheckPlan) -> Judgement:
         return Judgement(Verdict.INFRA, f"REPL error: {result.repl_error[:300]}")
     audit = [m for m in result.messages if m.line == plan.audit_line]
     check = [m for m in result.messages if plan.check_line is not None and m.line == plan.check_line]
-    proof_msgs = [m for m in result.messages if m.line != plan.audit_line and m not in check]
+    proof_msgs = [m for m in result.messages if m.line not in (plan.audit_line, plan.check_line)]
     errors = tuple(m for m in proof_msgs if m.severity == "error")
     if errors:
         return Judgement(Verdict.LEAN_ERROR, f"{len(errors)} Lean error(s)", errors)
@@ -75,12 +80,11 @@ def judge(result: RunResult, plan: CheckPlan) -> Judgement:
         return Judgement(Verdict.SORRY, "the proof uses sorry")
     if any(m.severity == "error" and _UNKNOWN.search(m.text) for m in audit):
         return Judgement(Verdict.STATEMENT_MISMATCH, f"`{plan.name}` was not declared (unknown constant)")
-    if any(m.severity == "error" for m in audit):
-        return Judgement(Verdict.LEAN_ERROR, "the axiom audit failed: " + audit[0].text[:200])
-    if any(m.severity == "error" for m in check):
-        text = next(m.text for m in check if m.severity == "error")
+    if check:   # an honest proof leaves the check line silent
+        first = check[0]
         return Judgement(Verdict.STATEMENT_MISMATCH,
-                         f"Lean: `{plan.name}` does not have the dataset's statement as its type ({text[:200]})")
+                         f"Lean: `{plan.name}` does not have the dataset's statement as its type "
+                         f"({first.severity}: {first.text[:200]})")
     axioms = _audit(audit, plan.name)
     if isinstance(axioms, Judgement):
         return axioms

@@ -42,6 +42,7 @@ class Statement:
     signature: str  # the part of `core` after the name
     names: frozenset[str] = frozenset()   # identifiers the signature uses, minus its binders
     modifiers: tuple[str, ...] = ()       # e.g. ProofNet's `noncomputable def`
+    kind: str = "theorem"                 # the declaration keyword: theorem, lemma, def or abbrev
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,8 @@ def parse_statement(formal_statement: str) -> Statement:
                        if not (_code(ln)[:1] and _code(ln)[0].text == "import"))
     return Statement(name=code[i + 1].text, preamble=preamble, core=formal_statement[code[first].start:code[k - 1].end],
                      signature=formal_statement[code[i + 1].end:code[k - 1].end],
-                     names=statement_names(code[i + 2:k]), modifiers=tuple(t.text for t in code[first:i]))
+                     names=statement_names(code[i + 2:k]), modifiers=tuple(t.text for t in code[first:i]),
+                     kind=code[i].text)
 
 
 def _line(text: str, t: Token) -> int:

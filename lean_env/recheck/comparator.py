@@ -60,13 +60,6 @@ def classify_comparator(run: ToolRun, challenge_module: str, timeout_s: float) -
     return "rejected", reason[:2000]
 
 
-def _kind(screened: ScreenResult) -> str:
-    """The statement's declaration keyword (`theorem`, `lemma` or `def`)."""
-    st = screened.statement
-    assert st is not None
-    return st.core[:len(st.core) - len(st.signature)].split()[-2]
-
-
 def run_comparator(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
     module = f"{cfg.lib}.{job.key}"
     folder = cfg.project / cfg.lib / job.key
@@ -75,6 +68,6 @@ def run_comparator(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> 
     (folder / "Challenge.lean").write_text(challenge)
     (folder / "Solution.lean").write_text(solution)
     config = folder / "config.json"
-    config.write_text(json.dumps(comparator_config(module, job.task.name, _kind(screened)), indent=2))
+    config.write_text(json.dumps(comparator_config(module, job.task.name, screened.statement.kind), indent=2))
     run = run_tool(cfg.lake_env(*cfg.tool_command, str(config)), cwd=cfg.project, timeout_s=cfg.timeout_s)
     return classify_comparator(run, f"{module}.Challenge", cfg.timeout_s)

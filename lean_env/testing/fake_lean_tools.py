@@ -5,7 +5,8 @@ They model what the real tools print and return, as read in their sources:
 - `lake env CMD ARGS…` runs CMD with the environment; a missing CMD is `error: no such file or directory`, exit 1.
 - `lean --json --root=R -o OLEAN FILE` prints one JSON message per line (fileName, pos {line, column}, endPos,
   severity information|warning|error, caption, data), 1-based lines of the whole file, exit 1 when an error was
-  reported; `#print axioms n` answers `'n' depends on axioms: [propext]`, `#check` answers its term; an unknown
+  reported; `#print axioms n` (or `_root_.n`) answers `'n' depends on axioms: [propext]`, the statement check
+  `example : type_of% … := …` passes silently (`-- fake:retyped` in the file makes it a `type mismatch`); an unknown
   `import` is an error on line 1. The olean is written only without errors.
 - comparator (Main.lean): prints `Building M` / `Exporting #[…] from M` per stage, build errors from lake, and on
   failure `uncaught exception: <reason>` on stderr with exit 1; on success `Your solution is okay!`, exit 0.
@@ -51,11 +52,12 @@ for number, line in enumerate(text.splitlines(), 1):
     if m and m.group(1) not in ("Mathlib", "Aesop"):
         msg(1, "error", f"unknown module prefix '{m.group(1)}'")
         errors += 1
-    m = re.match(r"#print axioms (\S+)", line)
+    m = re.match(r"#print axioms (?:_root_\.)?(\S+)", line)
     if m:
         msg(number, "information", f"'{m.group(1)}' depends on axioms: [propext]")
-    if line.startswith("#check (rfl"):
-        msg(number, "information", "rfl : p = p")
+    if re.match(r"(noncomputable )?example : type_of% ", line) and "fake:retyped" in text:
+        msg(number, "error", "type mismatch\n  @t1\nhas type\n  p : Prop\nbut is expected to have type\n  p : Prop")
+        errors += 1
     if "sorry" in line:
         msg(number, "warning", "declaration uses 'sorry'")
     if "fake:error" in line:

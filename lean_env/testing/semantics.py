@@ -9,9 +9,12 @@ outcome: valid | error | sorry | tactic_sorry | axiom | unknown_constant | repl_
 optional side effects on any rule: "delay_s", "grow_mb", "stderr_bytes".
 Without a matching rule a command is valid, except that a literal `sorry` gives a sorry entry
 and the "declaration uses sorry" warning, `native_decide` adds `Lean.ofReduceBool`, and a
-theorem mentioning a declared `axiom` depends on it. `#print axioms X` answers as Lean does:
+theorem mentioning a declared `axiom` depends on it. `#print axioms X` (also `_root_.X`) answers as Lean does:
 "'X' depends on axioms: [...]" or "Unknown constant `X`"; `#check X` gives "X : Prop" or "Unknown identifier `X`";
-the statement check `#check (rfl : type_of% @_root_.X = type_of% @R)` passes when X is declared and R is an axiom;
+the statement check `example : type_of% @_root_.R := @_root_.X` prints nothing when X is declared and R is an
+axiom (a kernel-checked `example` that passes is silent), else the error Lean 4.9 prints there: `unknown identifier
+'_root_.X'`, or, for a `retyped` rule, `type mismatch` in the layout of `throwTypeMismatchError`
+(Lean/Elab/Term.lean) and `mkHasTypeButIsExpectedMsg` (Lean/Meta/Check.lean), at the value's position;
 `#eval Lean.versionString` answers the configured `lean_version` as Lean does (`"4.9.0"`, an info message).
 """
 from __future__ import annotations
@@ -25,10 +28,12 @@ from typing import Any
 STANDARD_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
 _DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:theorem|lemma|def)\s+([^\s():{}\[\]]+)")
 _AXIOM_DECL = re.compile(r"(?m)^[ \t]*axiom\s+([^\s():{}\[\]]+)")
-_PRINT = re.compile(r"(?m)^#print axioms\s+(\S+)")
+_PRINT = re.compile(r"(?m)^#print axioms\s+(?:_root_\.)?(\S+)")
 _CHECK = re.compile(r"(?m)^#check\s+([^\s(]\S*)")
-_STATEMENT_CHECK = re.compile(r"(?m)^#check \(rfl : type_of% @_root_\.(\S+) = type_of% @(\S+)\)")
-_UNUSED = re.compile(r"(?m)^(?:axiom |#check ).*$")   # where a mention of an axiom is no use of it
+_STATEMENT_CHECK = re.compile(r"(?m)^(?:noncomputable )?example : type_of% @_root_\.(\S+) := (@_root_\.(\S+))[ \t]*$")
+_SIGNATURE = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:theorem|lemma|def|axiom)\s+([^\s():{}\[\]]+)"
+                        r"([^\n]*?)(?::=.*)?$")
+_UNUSED = re.compile(r"(?m)^(?:axiom |#check |(?:noncomputable )?example : type_of% ).*$")   # mentions, no uses
 _VERSION_QUERY = re.compile(r"(?m)^#eval Lean\.versionString[ \t]*$")
 _SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
 OUTCOMES = {"valid", "error", "sorry", "tactic_sorry", "axiom", "unknown_constant", "repl_error",
@@ -197,13 +202,19 @@ class FakeLean:
             end = {"line": pos["line"], "column": pos["column"] + len(name)}
             messages.append(_msg("info", pos, end, f"{name} : Prop") if name in decls
                             else _msg("error", pos, end, f"Unknown identifier `{name}`"))
+        signatures = {m.group(1): " ".join(m.group(2).split()) for m in _SIGNATURE.finditer(text)}
         for m in _STATEMENT_CHECK.finditer(text):
-            pos = _pos(text, m.start())
-            end = {"line": pos["line"], "column": pos["column"] + len(m.group(0))}
-            if m.group(1) in decls and m.group(2) in axioms and (rule is None or rule.outcome != "retyped"):
-                messages.append(_msg("info", pos, end, f"rfl : type_of% @{m.group(1)} = type_of% @{m.group(1)}"))
-            else:
-                messages.append(_msg("error", {"line": pos["line"], "column": 7}, end, "type mismatch\n  rfl"))
+            reference, value, name = m.group(1), m.group(2), m.group(3)
+            pos = _pos(text, m.start(2))
+            end = {"line": pos["line"], "column": pos["column"] + len(value)}
+            if name not in decls:
+                messages.append(_msg("error", pos, end, f"unknown identifier '_root_.{name}'"))
+            elif reference not in axioms:
+                messages.append(_msg("error", _pos(text, m.start(1)), end, f"unknown identifier '_root_.{reference}'"))
+            elif rule is not None and rule.outcome == "retyped":
+                messages.append(_msg("error", pos, end, f"type mismatch\n  @{name}\nhas type\n  "
+                                     f"{signatures.get(name, '?')} : Prop\nbut is expected to have type\n  "
+                                     f"{signatures.get(reference, '?')} : Prop"))
         for m in _VERSION_QUERY.finditer(text):
             pos = _pos(text, m.start())
             messages.append(_msg("info", pos, {"line": pos["line"], "column": pos["column"] + 5},

@@ -46,7 +46,9 @@ def test_statement_check_reference_shares_a_trailing_open_in_of_the_preamble(ans
     body = plan.snippet.body
     assert "open Real in\naxiom sdpo_ref_" in body and "\nopen Real in\ntheorem t3" in body
     assert body.split("\n")[plan.visible_offset].startswith("theorem t3 : Real.pi > 3 :=")
-    assert body.split("\n")[plan.check_line - 1].startswith("#check (rfl : type_of% @_root_.t3 = type_of% @sdpo_ref_")
+    check = body.split("\n")[plan.check_line - 1]
+    assert check.startswith("example : type_of% @_root_.sdpo_ref_") and check.endswith(" := @_root_.t3")
+    assert plan.audit_line == plan.check_line + 1 == body.count("\n")   # the audit is the last line
 
 
 def test_open_in_on_the_statements_own_line_prefixes_reference_and_theorem():
@@ -68,14 +70,14 @@ def test_statements_open_in_still_prefixes_the_theorem_after_model_helpers():
     reference = next(i for i, ln in enumerate(lines) if ln.startswith("axiom sdpo_ref_"))
     assert lines[theorem - 1] == "open Real in" and lines[reference - 1] == "open Real in"
     assert plan.visible_source.splitlines()[theorem - plan.visible_offset - 1] == "open Real in"
-    assert lines[plan.audit_line - 1] == "#print axioms t3"
+    assert lines[plan.audit_line - 1] == "#print axioms _root_.t3"
 
 
 def test_assembled_file_uses_trusted_header_dataset_statement_and_audit(plan):
     s = plan.snippet
     assert s.header == "import Mathlib\nimport Aesop\n"
     body_lines = s.body.split("\n")
-    assert body_lines[plan.audit_line - 1] == "#print axioms t1"
+    assert body_lines[plan.audit_line - 1] == "#print axioms _root_.t1"
     assert body_lines[plan.visible_offset] == STATEMENT.rstrip("\n")
     assert "open BigOperators Real Nat Topology Rat" in s.body.split(STATEMENT)[0]
 
