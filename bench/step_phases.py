@@ -15,12 +15,13 @@ Outcomes: random weights never prove anything, so `--solved-groups` groups get o
 the others keep the screen's real feedback on their text). With the default 4 of 8, SDPO distils 60 of 64 samples
 (7 with the sibling's solution in each solved group, 8 with feedback in each unsolved one) and SRPO 28.
 
-Configuration (every algorithm): the recipe, plus the fastest settings this device offers that are correct for all
-(`FAST`): no flash-attn is installed, so the actor computes one sequence per micro-batch with padding removed, which
-gives torch's SDPA its causal flash kernel (no mask); packing several sequences would need flash-attn's varlen
-kernel, as SDPA would attend across them. `grpo_fused` adds verl's fused log-prob kernels, which the SDPO family
-cannot use (its loss reads the logits), with verl's default torch implementation; `grpo_fused_triton` with its
-triton one. `sdpo_shared_prefix` computes each group's shared teacher-prompt prefix once (sdpo_ext.shared_prefix).
+Configuration (every algorithm): the recipe, plus either `FAST` (one sequence per micro-batch with padding removed,
+torch's SDPA with its causal flash kernel and no mask: the issue-18 figures) or, with `--attention`, the path users
+run (`packed`): dynamic batch size, up to PACKED_TOKENS tokens packed per micro-batch, kept apart by that attention
+(flash_attention_4 on the H200, which has no flash-attn 2 build). `grpo_fused` adds verl's fused log-prob kernels,
+which the SDPO family cannot use (its loss reads the logits), with verl's default torch implementation;
+`grpo_fused_triton` with its triton one. `sdpo_shared_prefix` computes each group's shared teacher-prompt prefix once
+(sdpo_ext.shared_prefix).
 """
 from __future__ import annotations
 
@@ -51,10 +52,29 @@ FAST = (  # padding removed: the kimina recipes' setting
 )
 
 
-def overrides(algo: str, model_dir: Path, prompts: int, n: int, max_response: int) -> list[str]:
-    """Hydra overrides of one algorithm's run: its recipe, FAST, and the benchmark's shape."""
+PACKED_TOKENS = 26624  # the Kimina 1.7B recipe's dynamic-batch cap at its own budget (2048 prompt + 24576 new tokens)
+
+
+def packed(attention: str, tokens: int = PACKED_TOKENS) -> tuple[str, ...]:
+    """The path users run: padding removed, dynamic batch size, several sequences packed per micro-batch up to
+    `tokens`, kept apart by `attention` (flash_attention_4 on the H200; sdpa_varlen on CPU)."""
+    return (
+        f"+actor_rollout_ref.model.override_config.attn_implementation={attention}",
+        "actor_rollout_ref.actor.use_dynamic_bsz=true",
+        f"actor_rollout_ref.actor.ppo_max_token_len_per_gpu={tokens}",
+        "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true",
+        f"actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={tokens}",
+        "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true",
+        f"actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={tokens}",
+    )
+
+
+def overrides(algo: str, model_dir: Path, prompts: int, n: int, max_response: int,
+              attention: str | None = None) -> list[str]:
+    """Hydra overrides of one algorithm's run: its recipe, FAST (or `packed(attention)`), and the benchmark's shape."""
     recipe, extra = ALGOS[algo]
-    return [f"+recipe={recipe}", *extra, *FAST, f"actor_rollout_ref.model.path={model_dir}",
+    settings = packed(attention) if attention else FAST
+    return [f"+recipe={recipe}", *extra, *settings, f"actor_rollout_ref.model.path={model_dir}",
             "data.max_prompt_length=1100", f"data.max_response_length={max_response}",
             f"data.train_batch_size={prompts}", f"sdpo.full_batch_size={prompts}", f"actor_rollout_ref.rollout.n={n}",
             "trainer.n_gpus_per_node=1"]
@@ -165,6 +185,9 @@ def main() -> None:
     parser.add_argument("--profile-only", action="store_true",
                         help="per length, one warm-up step, then one profiled step to <out stem>_r<length>.txt "
                              "(--iters is ignored)")
+    parser.add_argument("--attention", default=None,
+                        help="pack sequences (dynamic batch size, PACKED_TOKENS per micro-batch) with this "
+                             "attn_implementation (flash_attention_4, sdpa_varlen, sdpa); default: FAST")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
@@ -179,13 +202,15 @@ def main() -> None:
     progress("imports done")
     rollouts = torch.load(args.rollouts, weights_only=False)
     prompts, samples = len(rollouts["prompt_ids"]), len(rollouts["lengths"][args.lengths[0]]["response_ids"])
-    cfg_overrides = overrides(args.algo, args.model_dir, prompts, samples // prompts, max(args.lengths))
+    cfg_overrides = overrides(args.algo, args.model_dir, prompts, samples // prompts, max(args.lengths),
+                              args.attention)
     cfg = compose_config(cfg_overrides)
     progress("config composed")
     single_process_env()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     measure(args.algo, cfg, rollouts, args.lengths, iters, args.solved_groups, args.out,
-            {"overrides": cfg_overrides, "solved_groups": args.solved_groups}, profile_lengths)
+            {"overrides": cfg_overrides, "solved_groups": args.solved_groups, "attention": args.attention,
+             "packed_tokens": PACKED_TOKENS if args.attention else None}, profile_lengths)
 
 
 if __name__ == "__main__":

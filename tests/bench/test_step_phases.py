@@ -86,6 +86,21 @@ def batch_for(algo: str, model_dir: Path, smollm2_tokenizer, prompts: int = 2, n
                                 prompts, n)
 
 
+@pytest.mark.parametrize("algo", ["grpo", "sdpo", "srpo"])
+def test_the_packed_settings_compose_with_the_recipes_cap_and_pass_the_start_up_checks(algo, tmp_path):
+    from step_phases import PACKED_TOKENS
+
+    from sdpo_ext.startup_checks import attention_problems
+
+    cfg = compose_config(overrides(algo, tmp_path, 8, 8, 8192, attention="sdpa_varlen"))
+    check_config_keys(cfg)
+    assert attention_problems(cfg) == []
+    arr = cfg.actor_rollout_ref
+    assert arr.model.use_remove_padding and arr.model.override_config.attn_implementation == "sdpa_varlen"
+    assert arr.actor.use_dynamic_bsz and arr.rollout.log_prob_use_dynamic_bsz and arr.ref.log_prob_use_dynamic_bsz
+    assert arr.actor.ppo_max_token_len_per_gpu == arr.rollout.log_prob_max_token_len_per_gpu == PACKED_TOKENS
+
+
 @pytest.mark.parametrize("algo", sorted(ALGOS))
 def test_each_algorithm_composes_with_the_fast_settings_and_passes_the_start_up_checks(algo, tmp_path):
     cfg = compose_config(overrides(algo, tmp_path, 8, 8, 8192))

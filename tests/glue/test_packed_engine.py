@@ -28,32 +28,17 @@ from tests.bench.test_step_phases import random_rollout_batch
 from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES, cpu_platform_installed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from step_phases import compose_config  # noqa: E402
+from step_phases import FAST, compose_config  # noqa: E402
+from step_phases import packed as packed_settings  # noqa: E402
 
 RECIPES = {"grpo": "grpo_kimina_1_7b", "sdpo": "sdpo_kimina_1_7b", "srpo": "srpo_kimina_1_7b"}
 PACKED_TOKENS = 150  # sequences here are 40-70 tokens (teacher sequences longer): two or three per micro-batch
 FP32 = tuple(f"+actor_rollout_ref.{role}.fsdp_config.mixed_precision.param_dtype=fp32" for role in ("actor", "ref"))
-ONE_PER_MICRO_BATCH = (
-    "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
-    "actor_rollout_ref.actor.use_dynamic_bsz=false",
-    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
-    "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=false",
-    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
-    "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=false",
-    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1",
-)
+ONE_PER_MICRO_BATCH = FAST  # sdpa, no dynamic batch size, micro-batches of one sequence
 
 
 def packed(attention: str = "sdpa_varlen") -> tuple[str, ...]:
-    return (
-        f"+actor_rollout_ref.model.override_config.attn_implementation={attention}",
-        "actor_rollout_ref.actor.use_dynamic_bsz=true",
-        f"actor_rollout_ref.actor.ppo_max_token_len_per_gpu={PACKED_TOKENS}",
-        "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=true",
-        f"actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={PACKED_TOKENS}",
-        "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=true",
-        f"actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={PACKED_TOKENS}",
-    )
+    return packed_settings(attention, PACKED_TOKENS)
 
 
 @pytest.fixture(scope="module")
