@@ -7,10 +7,18 @@
   `extern`), IO and elaboration-time code (`IO`, `by_elab`, `run_tac`, `Lean.Elab…`, `addDecl`, `evalExpr`) and
   proof-search suggestions (`exact?`). Commands such as `#eval`, `run_cmd`, `macro`, `instance` are not listed here:
   the command allowlist rejects them.
-- Options: `set_option` (plain, `… in` before a command, or inside a proof) only for ALLOWED_OPTIONS or `linter.*`,
-  with a number or boolean value, in any spelling (`«debug».skipKernelTC` is `debug.skipKernelTC`: not allowed).
+- Names are scanned in identifiers and in name literals (`` `sorryAx ``, ``` ``Lean.Elab.foo ```), which name a
+  constant as surely as an identifier does; a syntax quotation (`` `(tactic| …) ``) is metaprogramming: FORBIDDEN.
+- Options: `set_option` (plain, `… in` before a command, or inside a proof) only for an option of OPTION_BOUNDS with
+  a decimal number in its bounds, or `linter.*` with true/false, in any spelling (`«debug».skipKernelTC` is
+  `debug.skipKernelTC`: not allowed). `0` turns a limit off (`maxHeartbeats 0` makes a proof that never ends a
+  masked timeout, never a failure), so every bound starts at 1; the caps are 10x the trusted header's 400000
+  heartbeats and about 20x Lean's defaults elsewhere (maxRecDepth 512, synthInstance.maxHeartbeats 20000, …).
 - `open`: only namespaces, optionally `scoped`; no `renaming`, `hiding` or `(…)` (they alias names).
-- Helpers: modifiers from ALLOWED_MODIFIERS, attributes from ALLOWED_ATTRIBUTES, and a fresh name: no dotted suffix
+- Attributes: the names of ALLOWED_ATTRIBUTES, each with only the argument words ATTRIBUTE_ARGS lists for it (and
+  numbers): an argument that is a term, a tactic or a rule builder running code (aesop's `tactic`, `(pattern := …)`,
+  `(rule_sets := …)`) is FORBIDDEN, since Lean elaborates or runs it while the helper is declared.
+- Helpers: modifiers from ALLOWED_MODIFIERS, attributes as above, and a fresh name: no dotted suffix
   of its full name (namespaces included) may equal the theorem's name or an identifier the statement uses, so a
   helper can neither stand in for the theorem nor shadow what the statement means.
 """
@@ -26,14 +34,33 @@ if TYPE_CHECKING:
 
 DECLARATIONS = frozenset({"theorem", "lemma", "def", "abbrev"})
 ALLOWED_MODIFIERS = frozenset({"private", "protected", "noncomputable"})
-ALLOWED_ATTRIBUTES = frozenset({"simp", "reducible", "irreducible", "inline", "norm_cast", "push_cast", "nolint",
-                                "aesop"})
-ALLOWED_OPTIONS = frozenset({"maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats", "synthInstance.maxSize",
-                             "exponentiation.threshold"})
+_PRIORITIES = frozenset({"high", "low", "mid", "default"})
+ATTRIBUTE_ARGS: dict[str, frozenset[str]] = {   # attribute -> the words it may take (numbers are always fine)
+    "simp": frozenset({"←", "↓", "↑", "<-"}) | _PRIORITIES,
+    "reducible": frozenset(), "irreducible": frozenset(), "inline": frozenset(),
+    "norm_cast": frozenset({"elim", "move", "squash"}), "push_cast": frozenset(),
+    "nolint": frozenset({"unusedArguments", "simpNF", "docBlame", "defLemma", "checkType", "dupNamespace",
+                         "unusedHavesSuffices", "synTaut", "explicitVarsOfIff", "fintypeFinite", "ge_or_gt"}),
+    # aesop: phase, success probability `50%` or penalty, and the builders that only use the declaration's type
+    # (not `tactic`, which runs the helper as TacticM code, nor the term-taking `(pattern := …)`, `(immediate := …)`)
+    "aesop": frozenset({"safe", "norm", "unsafe", "%", "-", "apply", "forward", "destruct", "constructors", "cases",
+                        "simp", "unfold"}),
+}
+ALLOWED_ATTRIBUTES = frozenset(ATTRIBUTE_ARGS)
+HEADER_MAX_HEARTBEATS = 400_000   # DEFAULT_HEADER's `set_option maxHeartbeats`
+OPTION_BOUNDS: dict[str, tuple[int, int]] = {
+    "maxHeartbeats": (1, 10 * HEADER_MAX_HEARTBEATS),
+    "maxRecDepth": (1, 10_000),
+    "synthInstance.maxHeartbeats": (1, 400_000),
+    "synthInstance.maxSize": (1, 2_560),
+    "exponentiation.threshold": (1, 5_120),
+}
+ALLOWED_OPTIONS = frozenset(OPTION_BOUNDS)
 FORBIDDEN_PARTS = frozenset({
     "native_decide", "native", "ofReduceBool", "ofReduceNat", "reduceBool", "reduceNat", "trustCompiler",
     "implemented_by", "extern", "by_elab", "run_tac", "run_cmd", "run_elab", "run_meta", "evalExpr", "evalConst",
     "addDecl", "addAndCompile", "compileDecl", "IO", "exact?", "apply?", "rw?", "hint?",
+    "CoreM", "MetaM", "TermElabM", "TacticM", "CommandElabM", "MacroM",   # metaprograms, also after `open Lean …`
 })
 _META = frozenset({"Elab", "Meta", "Environment", "Parser", "Compiler", "IR", "Syntax", "Macro"})
 
@@ -44,11 +71,12 @@ _FORBIDDEN = re.compile("(?m)(?:^|\\.)(" + "|".join(re.escape(p) for p in sorted
 
 
 def forbidden_names(idents: list[Token]) -> tuple[Token, str, bool] | None:
-    """The first identifier using a sorry-like name (then True) or else a forbidden one (False), with the name.
+    """The first identifier or name literal using a sorry-like name (then True) or else a forbidden one (False), with
+    the name.
 
-    One regex pass over the identifiers joined by newlines, with `«»` removed: an escaped part such as
-    `«a.b»` is then read as two parts, which can only find more, never less."""
-    joined = "\n".join(t.text for t in idents).replace("«", "").replace("»", "")
+    One regex pass over the names joined by newlines, with `«»` and a name literal's backticks removed: an escaped
+    part such as `«a.b»` is then read as two parts, which can only find more, never less."""
+    joined = "\n".join(t.text.lstrip("`") for t in idents).replace("«", "").replace("»", "")
     for pattern, is_sorry in ((_SORRY, True), (_FORBIDDEN, False)):
         m = pattern.search(joined)
         if m:
@@ -68,10 +96,36 @@ def prefix_problem(prefix: Prefix) -> str | None:
     if len(args) != 2 or args[0].kind != "ident":
         return "malformed `set_option`"
     option = ".".join(name_parts(args[0].text))
-    if option not in ALLOWED_OPTIONS and not option.startswith("linter."):
-        return f"the option `{option}` may not be set (allowed: {', '.join(sorted(ALLOWED_OPTIONS))}, linter.*)"
-    if args[1].kind != "num" and args[1].text not in ("true", "false"):
-        return f"`set_option {option}` needs a number or true/false"
+    if option.startswith("linter."):
+        return None if args[1].text in ("true", "false") else f"`set_option {option}` takes true or false"
+    if option not in OPTION_BOUNDS:
+        return f"the option `{option}` may not be set (allowed: {', '.join(sorted(OPTION_BOUNDS))}, linter.*)"
+    low, high = OPTION_BOUNDS[option]
+    if not (args[1].kind == "num" and args[1].text.isdigit() and low <= int(args[1].text) <= high):
+        return f"`set_option {option}` needs a decimal number from {low} to {high}, not `{args[1].text}`"
+    return None
+
+
+def attribute_problem(attribute: list[Token]) -> str | None:
+    """Why one `@[…]` (its tokens between the brackets) is not allowed: an unknown attribute or argument word."""
+    if not attribute:
+        return "the attribute `@[]` is not allowed"
+    entries: list[list[Token]] = [[]]
+    for t in attribute:
+        if t.text == ",":
+            entries.append([])
+        else:
+            entries[-1].append(t)
+    for entry in entries:
+        if not entry or entry[0].text not in ATTRIBUTE_ARGS:
+            bad = entry[0].text if entry else ","
+            return f"the attribute `{bad}` is not allowed (allowed: {', '.join(sorted(ALLOWED_ATTRIBUTES))})"
+        words = ATTRIBUTE_ARGS[entry[0].text]
+        bad_arg = next((t for t in entry[1:] if t.kind != "num" and t.text not in words), None)
+        if bad_arg is not None:
+            allowed = ", ".join(sorted(words)) or "none"
+            return (f"`@[{entry[0].text} …]` may not take `{bad_arg.text}` (an attribute argument that is a term, "
+                    f"a tactic or a code-running rule builder; allowed words: {allowed})")
     return None
 
 
@@ -83,10 +137,9 @@ def helper_problem(cmd: Command, full_name: tuple[str, ...], statement_uses: fro
     if bad_mod:
         return f"the modifier `{bad_mod}` is not allowed on `{name}`"
     for attribute in cmd.attributes:
-        first = [attribute[0]] + [attribute[k + 1] for k in range(len(attribute) - 1) if attribute[k].text == ","]
-        bad = next((t.text for t in first if t.text not in ALLOWED_ATTRIBUTES), None) if attribute else "@[]"
-        if bad:
-            return f"the attribute `{bad}` is not allowed (allowed: {', '.join(sorted(ALLOWED_ATTRIBUTES))})"
+        why = attribute_problem(attribute)
+        if why:
+            return why
     if "_root_" in full_name:
         return f"`_root_` is not allowed in the helper name `{name}`"
     for k in range(len(full_name)):

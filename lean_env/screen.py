@@ -127,15 +127,19 @@ def _kept_from(code: list[Token], header: str | None) -> int:
 
 
 def _scan_names(code: list[Token], text: str) -> None:
-    """FORBIDDEN for lexing ambiguities, SORRY for sorry-like names, FORBIDDEN for other forbidden names."""
+    """FORBIDDEN for lexing ambiguities and syntax quotations, SORRY for sorry-like names, FORBIDDEN for other
+    forbidden names (identifiers and name literals alike)."""
     error = next((t for t in code if t.kind == "error"), None)
     if error is not None:
         raise Reject(Verdict.FORBIDDEN, f"the answer contains {error.text} (line {_line(text, error)})")
-    hit = forbidden_names([t for t in code if t.kind == "ident"])
+    hit = forbidden_names([t for t in code if t.kind in ("ident", "name")])
     if hit is not None:
         token, name, is_sorry = hit
         raise Reject(Verdict.SORRY if is_sorry else Verdict.FORBIDDEN,
                      f"the answer uses `{name}` (line {_line(text, token)})")
+    quote = next((t for t in code if t.kind == "sym" and "`" in t.text), None)
+    if quote is not None:
+        raise Reject(Verdict.FORBIDDEN, f"the answer contains a syntax quotation (line {_line(text, quote)})")
 
 
 def _check_prefixes(cmd: Command, text: str) -> None:
