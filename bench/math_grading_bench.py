@@ -11,7 +11,9 @@ Graders, each called as its project calls it, with the case's reference answer a
 - `verl math_dapo`: what verl 0.9.1 routes `data_source: "math"` to by default (score 1.0 = correct);
 - `verl math_reward`: verl's hendrycks-style last-box string grader.
 Agreement = share of cases where the grader's verdict equals the expected one; a false positive is a reply graded
-correct that is not; a timeout or infra verdict counts as disagreement.
+correct that is not; a crash or an infra verdict counts as disagreement (ours scores a grader timeout 0, a wrong
+verdict). `round_two` is the same count over the ROUND_TWO block alone (issue 34's classes, added after the first
+420 cases).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "reward_math"))
 sys.path.insert(0, str(ROOT))
 
-from grading_cases import CASES, Case  # noqa: E402
+from grading_cases import CASES, ROUND_TWO, Case  # noqa: E402
 
 
 def ours(case: Case) -> bool:
@@ -84,9 +86,12 @@ def score(grader: Callable[[Case], bool]) -> dict:
             wrong.append(index)
             if verdict and not case.expected:
                 false_pos.append(index)
-    n = len(CASES)
+    n, first_new = len(CASES), len(CASES) - len(ROUND_TWO)
+    new_wrong = [i for i in wrong if i >= first_new]
+    round_two = {"agree": len(ROUND_TWO) - len(new_wrong), "n": len(ROUND_TWO),
+                 "false_positives": sum(1 for i in false_pos if i >= first_new)}
     return {"agreement": (n - len(wrong)) / n, "agree": n - len(wrong), "n": n, "false_positives": len(false_pos),
-            "false_positive_cases": false_pos, "disagreeing_cases": wrong,
+            "round_two": round_two, "false_positive_cases": false_pos, "disagreeing_cases": wrong,
             "by_source": {s: c["agree"] / c["n"] for s, c in sorted(by_source.items())},
             "seconds": round(time.perf_counter() - start, 2)}
 
@@ -101,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
                "cases": len(CASES), "expected_correct": sum(c.expected for c in CASES),
                "sources": dict(Counter(c.source for c in CASES)), "graders": results}
     for name, r in results.items():
+        two = r["round_two"]
         print(f"{name:<22} agreement {r['agreement']:.3f} ({r['agree']}/{r['n']})  false positives "
-              f"{r['false_positives']}  " + "  ".join(f"{s} {a:.2f}" for s, a in r["by_source"].items()))
+              f"{r['false_positives']}  round two {two['agree']}/{two['n']}, {two['false_positives']} false positives  "
+              + "  ".join(f"{s} {a:.2f}" for s, a in r["by_source"].items()))
     if args.out:
         args.out.write_text(json.dumps(summary, indent=1) + "\n")
     return 0
