@@ -2,7 +2,8 @@
 
 One line per sample: {"problem", "method", "run_id", "step", "attempt", "seed", "response_tokens",
 "verdict", "score", "infra"} plus "proof" for valid attempts. `attempt` is 1-based and counts, per problem,
-every sample that was judged (infra failures are logged with infra=1 but do not consume an attempt).
+every sample that was judged (infra failures are logged with infra=1 but do not consume an attempt), so in a set-TTRL
+run, where one log holds every problem of the set, each record carries its problem's own attempt count.
 """
 from __future__ import annotations
 
@@ -30,13 +31,18 @@ class AttemptLog:
 
     def _restore_counts(self) -> None:
         """Continue the per-problem attempt counters of this run_id from the log."""
-        if not os.path.exists(self.path):
-            return
+        for rec in self.run_records():
+            if not rec.get("infra"):
+                self._attempts[rec["problem"]] = max(self._attempts[rec["problem"]], rec["attempt"])
+
+    def run_records(self, after_step: int | None = None) -> list[dict[str, Any]]:
+        """This run_id's records (of the steps after `after_step` when given), in log order; none without a log."""
+        if not self.path or not os.path.exists(self.path):
+            return []
         with open(self.path) as handle:
-            for line in handle:
-                rec = json.loads(line)
-                if rec.get("run_id") == self.run_id and not rec.get("infra"):
-                    self._attempts[rec["problem"]] = max(self._attempts[rec["problem"]], rec["attempt"])
+            records = [json.loads(line) for line in handle if line.strip()]
+        return [rec for rec in records if rec.get("run_id") == self.run_id
+                and (after_step is None or rec.get("step", 0) > after_step)]
 
     def save_run_id(self, checkpoint_dir: str) -> None:
         """Store this run's id with a trainer checkpoint, so a resumed run continues its attempt counts."""

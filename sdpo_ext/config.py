@@ -146,23 +146,46 @@ def sdpo_loss_selected(policy_loss: Mapping[str, Any]) -> bool:
     return policy_loss.get("loss_mode", "vanilla") == "sdpo"
 
 
+TTRL_SPLITS = ("train", "val")
+
+
 @dataclass
 class TTRLConfig(BaseConfig):
-    """Test-time RL on one theorem (the recipes' `sdpo.ttrl`).
+    """Test-time RL (the recipes' `sdpo.ttrl`): train on a set of problems until each is proved or out of budget.
 
-    theorem: the one theorem (or MATH problem) to train on, by name; None: full-dataset training.
-    stop_on_success: end the run after the step with the first valid proof (TTRL only).
-    max_attempts: attempt budget; the task part turns it into ceil(max_attempts / rollout.n) steps through the
-      `sdpo.ttrl_steps` resolver (so each task part sets its own; None here: no budget given).
+    theorem: one theorem (or MATH problem) to train on, by name: the set of one; None: see theorems/split.
+    theorems: several problems by name, trained on together in one run (`sdpo_ext.ttrl_set`); each step's prompts
+      are drawn from the problems still open. Give it with a leading `+` where the task part does not list the key.
+    split: "train" or "val": every problem of `data.train_files` / `data.val_files` (the recipes' miniF2F-test is
+      their val split). At most one of theorem, theorems and split; none of them: full-dataset training.
+    stop_on_success: a problem retires after the step with its first valid proof (TTRL only).
+    max_attempts: attempt budget of each problem, in judged attempts (INFRA samples spend none); the task part sets
+      it (None here: no budget given, which TTRL refuses).
     """
 
     theorem: Optional[str] = None
+    theorems: Optional[list[str]] = None
+    split: Optional[str] = None
     stop_on_success: bool = True
     max_attempts: Optional[int] = None
 
     def __post_init__(self) -> None:
         if self.max_attempts is not None and self.max_attempts < 1:
             raise ValueError(f"sdpo.ttrl.max_attempts must be >= 1, got {self.max_attempts}")
+        given = [key for key in ("theorem", "theorems", "split") if getattr(self, key) not in (None, "")]
+        if len(given) > 1:
+            raise ValueError(f"sdpo.ttrl: give one of theorem, theorems, split, not {given}")
+        if self.theorems is not None and not list(self.theorems):
+            raise ValueError("sdpo.ttrl.theorems is empty (list at least one name, or null for no TTRL)")
+        if self.split is not None and self.split not in TTRL_SPLITS:
+            raise ValueError(f"sdpo.ttrl.split must be one of {TTRL_SPLITS}, got {self.split!r}")
+        if given and self.max_attempts is None:
+            raise ValueError(f"sdpo.ttrl.{given[0]} needs sdpo.ttrl.max_attempts (the attempt budget per problem)")
+
+    @property
+    def active(self) -> bool:
+        """Whether the run is TTRL (a theorem, a list of theorems, or a split) rather than full-dataset training."""
+        return bool(self.theorem) or self.theorems is not None or self.split is not None
 
 
 @dataclass
@@ -172,7 +195,7 @@ class RunConfig(BaseConfig):
     algorithm_name: the run's label (attempt log `method`, experiment names); None: "sdpo" when the SDPO loss
       runs, else "grpo".
     attempt_log: JSONL file every attempt is appended to; None: no attempt log.
-    ttrl: single-theorem test-time RL (`TTRLConfig`).
+    ttrl: test-time RL on one theorem or a set of problems (`TTRLConfig`).
     dataset, prompt_style, data_dir, full_batch_size: which prepared parquet files and how many prompts per step;
       only the task part's interpolations read them (`${sdpo.data_dir}`, ...), so each task part sets them and
       None here means "not used by this task".

@@ -2,7 +2,7 @@
 
 Checks: infra samples get response_mask = loss_mask = 0; every judged sample is in the attempt log; teacher
 prompts are built for failed samples (feedback) and masked where there is no signal; TTRL stops after a
-valid proof.
+valid proof (set-TTRL through the same hooks: tests/glue/test_ttrl_set.py).
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import sdpo_ext.trainer as trainer_mod
 from sdpo_attempts.log import AttemptLog
 from sdpo_ext.config import SDPOConfig
 from sdpo_ext.trainer import SDPOTrainer
+from sdpo_ext.ttrl_set import TTRLSet
 
 
 def nested(rows):
@@ -78,7 +79,7 @@ def make_trainer(tokenizer, tmp_path):
     trainer.sdpo_enabled = True
     trainer.sdpo_config = SDPOConfig()
     trainer.attempt_log = AttemptLog(str(tmp_path / "attempts.jsonl"), method="sdpo", run_id="r", seed=0)
-    trainer.stop_on_success, trainer.ttrl_theorem = True, "t"
+    trainer.ttrl_set = TTRLSet(["t"], budget=64)  # TTRL on the one theorem "t" (a set of one)
     trainer.global_steps, trainer.total_training_steps = 3, 100
     return trainer
 
