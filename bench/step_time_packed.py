@@ -1,0 +1,86 @@
+"""Summarise a packed step-time job (`ATTENTION=flash_attention_4 bench/run_step_phases.sh start`, issue 30) into
+step_time_packed.{json,png}: the configuration users run (padding removed, dynamic batch size, several sequences per
+micro-batch), each family's step at its fastest configuration, the ratios to the same job's GRPO, the phases and the
+peak memory.
+
+    python bench/step_time_packed.py --phases <unpacked folder> --call "<date, device, command>" \\
+        --out bench/results/step_time_packed
+
+The step and its phases are bench/step_time_fair.py's (mean of steps 2..N, generation measured once per length).
+Every phases file of the folder must come from a packed run (step_phases.py --attention), with one attention.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from step_time_fair import FAMILIES, combine, plot, summarise
+
+GOALS = {"sdpo": 1.08, "srpo": 1.05}  # issue 30: step time over GRPO's, at both lengths
+
+
+def packed_config(folder: Path) -> dict:
+    """The packed settings every phases file of `folder` shares (ValueError if one was not packed or they differ)."""
+    headers = {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("phases_*.json"))}
+    if not headers:
+        raise ValueError(f"{folder}: no phases_*.json")
+    unpacked = [name for name, run in headers.items() if not run.get("attention")]
+    if unpacked:
+        raise ValueError(f"{folder}: {', '.join(unpacked)} did not run packed (step_phases.py --attention)")
+    settings = {(run["attention"], run["packed_tokens"]) for run in headers.values()}
+    if len(settings) > 1:
+        raise ValueError(f"{folder}: the runs differ in attention or token cap: {sorted(settings)}")
+    (attention, tokens), = settings
+    model = next(o.split("=", 1)[1] for o in next(iter(headers.values()))["overrides"]
+                 if o.startswith("actor_rollout_ref.model.path="))
+    return {"use_remove_padding": True, "use_dynamic_bsz": True, "attn_implementation": attention,
+            "model": model, "ppo_max_token_len_per_gpu": tokens, "log_prob_max_token_len_per_gpu": tokens}
+
+
+def packed_summary(folder: Path, call: str) -> dict:
+    config = packed_config(folder)
+    job = summarise(folder)
+    combined = combine({folder.name: job})
+    lengths: dict = {}
+    for length in job["lengths"]:
+        row = job[length]
+        algos = [algo for algo in row if isinstance(row[algo], dict) and "phase_s" in row[algo]]
+        entry = {f"ratio_{f}_over_grpo": row[f"ratio_{f}_over_grpo"] for f in FAMILIES[1:]
+                 if f"ratio_{f}_over_grpo" in row}
+        entry.update({
+            "grpo_config": row["grpo_fastest"],
+            "step_s": {algo: row[algo]["phase_s"]["step"] for algo in algos},
+            "phases": {algo: row[algo]["phase_s"] for algo in algos},
+            "peak_gb": {algo: {"allocated": row[algo]["peak_allocated_gb"], "reserved": row[algo]["peak_reserved_gb"]}
+                        for algo in algos},
+            "steps_averaged": {algo: row[algo]["steps_averaged"] for algo in algos},
+            "samples": row[row["grpo_fastest"]]["samples"],
+        })
+        lengths[length] = entry
+    goal_met = {f: all(lengths[n].get(f"ratio_{f}_over_grpo", float("inf")) <= goal for n in lengths)
+                for f, goal in GOALS.items()}
+    return {"call": call, "config": config, "lengths": lengths, "goals": GOALS, "goal_met": goal_met,
+            "plot": combined}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--phases", type=Path, required=True, help="run_step_phases.sh's $OUT (unpacked)")
+    parser.add_argument("--call", required=True, help="what ran, when, where (stored in the JSON)")
+    parser.add_argument("--out", type=Path, default=Path("bench/results/step_time_packed"))
+    args = parser.parse_args()
+    try:
+        summary = packed_summary(args.phases, args.call)
+    except ValueError as e:
+        parser.exit(2, f"error: {e} (summarise a job run with ATTENTION=... bench/run_step_phases.sh)\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    plot(summary.pop("plot"), args.out.with_suffix(".png"))
+    args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
+    for length, row in summary["lengths"].items():
+        print(f"{length}: " + ", ".join(f"{k} {v}" for k, v in row.items() if k.startswith("ratio_")))
+    print(f"goal met: {summary['goal_met']}")
+
+
+if __name__ == "__main__":
+    main()

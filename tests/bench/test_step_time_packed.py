@@ -1,0 +1,54 @@
+"""bench/step_time_packed.py: the packed job's summary in issue 30's schema (config, ratios, phases, peak memory),
+and a clear error for a job that did not run packed."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.bench.test_step_time_fair import ROOT, job_folder, write_phases
+
+
+def packed_job(tmp_path: Path, attention: str | None = "flash_attention_4") -> Path:
+    folder = job_folder(tmp_path, "packed")
+    for algo, update in (("grpo_fused", 20.0), ("grpo", 22.0), ("sdpo", 21.0), ("srpo", 25.0)):
+        write_phases(folder, algo, [update + 3.0, update, update])
+        path = folder / f"phases_{algo}.json"
+        run = json.loads(path.read_text())
+        run.update(attention=attention, packed_tokens=26624 if attention else None,
+                   overrides=[f"+recipe={algo}", "actor_rollout_ref.model.path=/tmp/qwen3_1p7b_random"])
+        path.write_text(json.dumps(run))
+    return folder
+
+
+def summarise(folder: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "bench/step_time_packed.py", "--phases", str(folder), "--call", "job",
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_the_summary_has_the_packed_config_each_ratio_to_grpos_fastest_and_the_memory(tmp_path):
+    out = tmp_path / "step_time_packed"
+    proc = summarise(packed_job(tmp_path), out)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(out.with_suffix(".json").read_text())
+    assert summary["config"] == {"use_remove_padding": True, "use_dynamic_bsz": True,
+                                 "attn_implementation": "flash_attention_4", "model": "/tmp/qwen3_1p7b_random",
+                                 "ppo_max_token_len_per_gpu": 26624, "log_prob_max_token_len_per_gpu": 26624}
+    row = summary["lengths"]["2048"]
+    grpo_step = 14.4 + 0.5 + 5.0 + 0.1 + 20.0  # generation + phases, steps 2..3 of grpo_fused (the fastest GRPO)
+    assert row["grpo_config"] == "grpo_fused"
+    assert row["ratio_sdpo_over_grpo"] == round((grpo_step + 1.0) / grpo_step, 3)
+    assert row["ratio_srpo_over_grpo"] == round((grpo_step + 5.0) / grpo_step, 3)
+    assert row["peak_gb"]["sdpo"] == {"allocated": 42.0, "reserved": 50.0}
+    assert row["phases"]["sdpo"]["sdpo_teacher_forward"] == 4.0 and row["steps_averaged"]["srpo"] == 2
+    assert summary["goal_met"] == {"sdpo": True, "srpo": False}  # 1.025 <= 1.08; 1.125 > 1.05
+    assert out.with_suffix(".png").stat().st_size > 0
+
+
+def test_a_job_that_did_not_pack_is_refused_with_one_line(tmp_path):
+    proc = summarise(packed_job(tmp_path, attention=None), tmp_path / "out")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: ") and "did not run packed" in proc.stderr
