@@ -1,8 +1,9 @@
 """Lean checking options, each default written once: how a backend is built and how one proof is checked.
 
 `BackendOptions` is everything that builds a backend (frozen, so it is the backend cache key); `CheckOptions` is what
-one `verify` call needs (limits and retries); `LeanOptions` adds the per-run settings (Lean version check,
-concurrency). The flat keyword names of the three (`option_fields`) are verl's `reward_kwargs` of `reward.lean` and
+one `verify` call needs (limits and retries); `RecheckOptions` is the strict online mode (every paid proof re-checked
+by an external kernel tool, `lean_env.recheck`); `LeanOptions` adds the per-run settings (Lean version check,
+concurrency). The flat keyword names of the four (`option_fields`) are verl's `reward_kwargs` of `reward.lean` and
 the flags of `python -m reward.cli verify`.
 A backend field whose default is None and whose metadata names an env var falls back to that variable, then to its
 `fallback` (`BackendOptions.resolved`).
@@ -74,12 +75,47 @@ class CheckOptions:
         _check_types(self)
 
 
+RECHECK_TOOLS = ("comparator", "lean4checker", "safeverify")   # = lean_env.recheck.TOOLS (not imported: a cycle)
+
+
+@dataclass(frozen=True)
+class RecheckOptions:
+    """Strict mode: each proof the fast path finds VALID is re-checked in a separate Lean process by an external kernel
+    tool (`lean_env.recheck`, the comparator/SafeVerify approach) before it is paid. A rejection scores 0; a tool
+    that cannot give a verdict makes the sample INFRA (masked, never feedback, never trained on).
+
+    Examples:
+        `strict_recheck=True, recheck_project="~/recheck-ws", recheck_tool="safeverify",
+        recheck_command="/opt/SafeVerify/.lake/build/bin/safe_verify"`
+    """
+
+    strict_recheck: bool = _opt(False, "re-check every VALID proof with an external kernel tool before paying it")
+    recheck_tool: str = _opt("safeverify", "strict_recheck: comparator | lean4checker | safeverify")
+    recheck_project: str | None = _opt(None, "strict_recheck: Lean project (lakefile, Mathlib at the dataset's "
+                                             "toolchain; docs/lean.md, offline re-check)")
+    recheck_command: str | None = _opt(None, "strict_recheck: the tool's command line (None: comparator, "
+                                             "lean4checker or safe_verify on PATH)")
+    recheck_timeout_s: float = _opt(600.0, "strict_recheck: wall-clock limit of one tool run (then infra)")
+    recheck_workers: int = _opt(1, "strict_recheck: tool runs at once per reward process (comparator: 1)")
+
+    def __post_init__(self) -> None:
+        _check_types(self)
+        if self.recheck_tool not in RECHECK_TOOLS:
+            raise ValueError(f"recheck_tool must be one of {RECHECK_TOOLS}, got {self.recheck_tool!r}")
+        if self.strict_recheck and not self.recheck_project:
+            raise ValueError("strict_recheck needs recheck_project (a Lean project with Mathlib at the dataset's "
+                             "toolchain; see docs/lean.md, offline re-check)")
+        if self.recheck_workers < 1 or (self.recheck_tool == "comparator" and self.recheck_workers != 1):
+            raise ValueError("recheck_workers must be at least 1, and 1 for comparator (it runs `lake build`)")
+
+
 @dataclass(frozen=True)
 class LeanOptions:
     """All Lean reward options: the backend, the per-proof check, and the per-run settings below."""
 
     backend_options: BackendOptions = field(default_factory=BackendOptions)
     check: CheckOptions = field(default_factory=CheckOptions)
+    recheck: RecheckOptions = field(default_factory=RecheckOptions)
     lean_version: str | None = _opt(None, "the Lean the statements and model need (e.g. v4.9.0); checked once; "
                                           "None: unchecked")
     allow_lean_version_mismatch: bool = _opt(False, "run on another Lean anyway (logged), instead of stopping")
@@ -97,15 +133,16 @@ class LeanOptions:
             raise ValueError(f"unknown Lean reward option(s) {sorted(unknown)}; known: {sorted(known)}")
         given = {k: v for k, v in kwargs.items() if v is not None}
         parts = {owner: {f.name: given[f.name] for f in dataclasses.fields(owner) if f.name in given}
-                 for owner in (BackendOptions, CheckOptions)}
+                 for owner in (BackendOptions, CheckOptions, RecheckOptions)}
         own = {f.name: given[f.name] for owner, f in option_fields() if owner is cls and f.name in given}
         return cls(backend_options=BackendOptions(**parts[BackendOptions]).resolved(),
-                   check=CheckOptions(**parts[CheckOptions]), **own)
+                   check=CheckOptions(**parts[CheckOptions]), recheck=RecheckOptions(**parts[RecheckOptions]), **own)
 
 
 def option_fields() -> list[tuple[type, dataclasses.Field]]:
-    """(owning dataclass, field) of every flat option, in declaration order; names are unique across the three."""
-    return [(owner, f) for owner in (BackendOptions, CheckOptions, LeanOptions) for f in dataclasses.fields(owner)
+    """(owning dataclass, field) of every flat option, in declaration order; names are unique across the four."""
+    return [(owner, f) for owner in (BackendOptions, CheckOptions, RecheckOptions, LeanOptions)
+            for f in dataclasses.fields(owner)
             if "doc" in f.metadata]
 
 

@@ -15,6 +15,9 @@ LEAN_REPL_COMMAND, LEAN_WORKSPACE. One backend per (process, event loop, `Backen
 lazily and reused by all concurrent calls.
 Lean version: with `lean_version` set, the backend is asked once which Lean it runs (`lean_env.version`) and a
 mismatch raises LeanVersionError (not masked) unless `allow_lean_version_mismatch`.
+Strict mode (`strict_recheck: true`, `lean_env.options.RecheckOptions`): a VALID proof is re-checked by an external
+kernel tool before it is paid (`lean_env.recheck.online`); a rejection scores 0 (verdict `forbidden`), a tool failure
+is `infra` (masked).
 Departure: a Lean timeout counts as infra (masked), not as a failed proof, because on a shared
 server a timeout often reflects load rather than the proof.
 """
@@ -29,6 +32,7 @@ from typing import Any, Iterable, Mapping
 from lean_env import DEFAULT_HEADER, Task, Verdict, parse_statement, verify
 from lean_env.assemble import split_header
 from lean_env.options import BackendOptions, LeanOptions
+from lean_env.recheck.online import recheck_valid
 from lean_env.text import suspicious_character
 from lean_env.types import LeanBackend
 from lean_env.version import LeanVersionError, backend_lean_version, check_lean_version
@@ -176,8 +180,9 @@ async def score_one(
     task: Task, solution_str: Any, cfg: LeanOptions, finish_reason: str | None = None
 ) -> dict[str, Any]:
     backend = get_backend(cfg.backend_options)
-    result = await verify(task, solution_str if isinstance(solution_str, str) else "", backend,
-                          finish_reason=finish_reason, check=cfg.check)
+    output = solution_str if isinstance(solution_str, str) else ""
+    result = await verify(task, output, backend, finish_reason=finish_reason, check=cfg.check)
+    result = await recheck_valid(task, output, result, cfg.recheck)
     if result.infra:
         log.warning("Lean infra failure (masked): %s", result.detail)
     return _as_dict(result.verdict, result.feedback, result.lean_time_s, result.infra)

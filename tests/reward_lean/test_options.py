@@ -9,7 +9,7 @@ import inspect
 import pytest
 
 import reward.lean as rl
-from lean_env.options import BackendOptions, CheckOptions, LeanOptions, option_fields, option_type
+from lean_env.options import BackendOptions, CheckOptions, LeanOptions, RecheckOptions, option_fields, option_type
 from lean_env.verify import run_with_retries, verify
 from reward.cli import _parser
 
@@ -27,9 +27,10 @@ def test_option_names_are_unique_and_every_option_has_a_type_and_a_doc():
     for owner, f in option_fields():
         assert option_type(owner, f) in SAMPLES, f.name
         assert f.metadata["doc"].strip(), f.name
-    # every field of the three dataclasses is an option, except the two that hold the parts
-    every = {f.name for cls in (BackendOptions, CheckOptions, LeanOptions) for f in dataclasses.fields(cls)}
-    assert every - set(names) == {"backend_options", "check"}
+    # every field of the four dataclasses is an option, except the three that hold the parts
+    every = {f.name for cls in (BackendOptions, CheckOptions, RecheckOptions, LeanOptions)
+             for f in dataclasses.fields(cls)}
+    assert every - set(names) == {"backend_options", "check", "recheck"}
 
 
 @pytest.mark.parametrize("owner, f", option_fields(), ids=lambda x: getattr(x, "name", ""))

@@ -1,0 +1,93 @@
+"""Strict mode (`strict_recheck: true`): every proof the fast path pays is re-checked by an external kernel tool in a
+separate process (`lean_env.recheck.online`), here the fake REPL for the fast path and the fake tools of
+`lean_env.testing.fake_lean_tools`. A rejection scores 0, a tool failure is masked infra, nothing else changes."""
+import asyncio
+import json
+import os
+import sys
+
+import pytest
+
+import reward.lean as rl
+from lean_env.options import LeanOptions, RecheckOptions
+from lean_env.testing.fake_lean_tools import install
+
+STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
+GT = json.dumps({"name": "t1", "formal_statement": STATEMENT, "header": "import Mathlib\n\nopen Real\n"})
+RULES = json.dumps([{"match": "nlinarith", "outcome": "error", "message": "linarith failed"}])
+REPL = dict(backend="repl", repl_command=f"{sys.executable} -m lean_env.testing.fake_repl --rules '{RULES}'",
+            timeout_s=5.0, backoff_s=0.01)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    paths = install(bin_dir)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "lakefile.toml").write_text('name = "ws"\n\n[[lean_lib]]\nname = "SdpoRecheck"\n'
+                                           'globs = ["SdpoRecheck.+"]\n')
+    return project, paths
+
+
+def score(outputs, **kw):
+    async def main():
+        try:
+            return [await rl.compute_score("lean", o, GT, {}, **kw) for o in outputs]
+        finally:
+            await rl.aclose_backends()
+    return asyncio.run(main())
+
+
+def leftovers(project):
+    return [p for p in project.rglob("*") if p.is_file() and p.name != "lakefile.toml"]
+
+
+@pytest.mark.parametrize("tool", ["safeverify", "lean4checker", "comparator"])
+def test_a_confirmed_proof_is_paid_and_its_files_are_removed(project, answer, tool):
+    root, paths = project
+    command = str(paths["safe_verify" if tool == "safeverify" else tool])
+    (d,) = score([answer("subst h\n  norm_num")], **REPL, strict_recheck=True, recheck_tool=tool,
+                 recheck_project=str(root), recheck_command=command)
+    assert d["verdict"] == "valid" and d["score"] == 1.0 and d["infra"] == 0.0
+    assert [p for p in leftovers(root) if "Strict" in str(p)] == []
+
+
+def test_a_proof_the_tool_rejects_scores_zero_with_the_reason_as_feedback(project, answer):
+    root, paths = project
+    (d,) = score([answer("subst h\n  norm_num -- fake:mismatch")], **REPL, strict_recheck=True,
+                 recheck_project=str(root), recheck_command=str(paths["safe_verify"]))
+    assert d["verdict"] == "forbidden" and d["score"] == 0.0 and d["infra"] == 0.0
+    assert "kernel re-check (safeverify) rejected" in d["feedback"] and "SafeVerify check failed" in d["feedback"]
+    (off,) = score([answer("subst h\n  norm_num -- fake:mismatch")], **REPL)   # the fast path alone pays it
+    assert off["verdict"] == "valid"
+
+
+@pytest.mark.parametrize("setting", [dict(recheck_command="/nonexistent/safe_verify"),
+                                     dict(recheck_tool="comparator", recheck_timeout_s=1.0)])
+def test_a_tool_that_gives_no_verdict_makes_the_sample_masked_infra(project, answer, setting):
+    root, paths = project
+    setting = {"recheck_command": str(paths["comparator"]), **setting}
+    proof = "subst h\n  norm_num -- fake:hang" if setting.get("recheck_tool") == "comparator" else "subst h\n  norm_num"
+    (d,) = score([answer(proof)], **REPL, strict_recheck=True, recheck_project=str(root), **setting)
+    assert d["verdict"] == "infra" and d["infra"] == 1.0 and d["score"] == 0.0 and d["feedback"] == ""
+
+
+def test_only_valid_proofs_are_rechecked(project, answer):
+    root, _ = project
+    outs = score([answer("nlinarith [h]"), answer("sorry")], **REPL, strict_recheck=True,
+                 recheck_project=str(root), recheck_command="/nonexistent/tool")   # a run would be infra
+    assert [d["verdict"] for d in outs] == ["lean_error", "sorry"] and leftovers(root) == []
+
+
+def test_strict_mode_options_are_checked_at_start():
+    assert LeanOptions().recheck.strict_recheck is False
+    with pytest.raises(ValueError, match="recheck_project"):
+        RecheckOptions(strict_recheck=True)
+    with pytest.raises(ValueError, match="recheck_tool"):
+        RecheckOptions(recheck_tool="leanchecker")
+    with pytest.raises(ValueError, match="comparator"):
+        RecheckOptions(recheck_tool="comparator", recheck_workers=2)
+    with pytest.raises(ValueError, match="true or false"):
+        rl.resolve_config(strict_recheck="false")
