@@ -14,10 +14,15 @@ max response length), rollout.n as batch size, and reward options, read from the
 Logs: <out-dir>/<method>/<problem>/attempts.jsonl (best_of_k: <out-dir>/best_of_k/attempts.jsonl),
 status.json next to each. Finished runs (status rc 0) are skipped unless --force.
 
+`run-set` (`sdpo_eval.discovery_set`) instead starts one process per (method, seed) that trains on every problem at
+once (set-TTRL, `sdpo.ttrl.theorems`), best-of-k included as the same run without actor updates.
+
 `report` reads every attempts.jsonl under --run-dir and computes discovery@k, the fraction of problems
 solved within k judged attempts (infra samples do not count), averaged over runs per problem and over
-problems, with a 95% percentile bootstrap over problems. Only problems present for every method enter
-the curves (the others are listed). Unsolved runs that stopped before k attempts are censored at k.
+problems, with a 95% percentile bootstrap over problems. A run is one run_id: a per-problem run, or one problem's
+attempts in a set-TTRL run's log (each record carries that problem's own attempt count). Only problems present
+for every method enter the curves (the others are listed). Unsolved runs that stopped before k attempts are
+censored at k. It writes <prefix>.json, <prefix>.png and <prefix>.md (each problem's first success per run).
 """
 from __future__ import annotations
 
@@ -231,10 +236,11 @@ def read_attempts(paths: Iterable[Path]) -> list[dict[str, Any]]:
 
 
 def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, dict[str, list[tuple]]]:
-    """{method: {problem: [(first valid attempt or None, judged attempts), one per run_id]}}, capped at budget."""
-    runs: dict[tuple[str, str, str], dict[str, Any]] = {}
+    """{method: {problem: [(first valid attempt or None, judged attempts), one per run_id, in (seed, run_id)
+    order]}}, capped at budget."""
+    runs: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     for rec in records:
-        key = (rec["method"], rec["problem"], rec["run_id"])
+        key = (rec["method"], rec["problem"], int(rec.get("seed") or 0), rec["run_id"])
         state = runs.setdefault(key, {"first": None, "made": 0})
         if rec.get("infra") or rec["attempt"] > budget or rec["attempt"] < 1:
             continue
@@ -242,7 +248,7 @@ def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, 
         if rec.get("score", 0.0) >= 1.0 and (state["first"] is None or rec["attempt"] < state["first"]):
             state["first"] = rec["attempt"]
     out: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
-    for (method, problem, _), state in sorted(runs.items()):
+    for (method, problem, _, _), state in sorted(runs.items()):
         out[method][problem].append((state["first"], state["made"]))
     return {m: dict(p) for m, p in out.items()}
 
@@ -268,6 +274,7 @@ def discovery_report(
         low, high = bootstrap_discovery(runs, ks, n_boot=n_boot, seed=seed)
         marks = sorted({k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if k <= budget} | {budget})
         report["methods"][method] = {
+            "seeds": sorted({int(r.get("seed") or 0) for r in records if r["method"] == method}),
             "runs": sum(len(r) for r in runs),
             "solved_runs": sum(f is not None for r in runs for f, _ in r),
             "censored_runs": sum(f is None and n < budget for r in runs for f, n in r),
@@ -278,34 +285,12 @@ def discovery_report(
     return report
 
 
-def plot_report(report: dict[str, Any], path: Path) -> None:
-    import matplotlib
+def _parser() -> argparse.ArgumentParser:
+    from sdpo_eval.discovery_set import SET_METHODS
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ks = list(range(1, report["budget"] + 1))
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for method, row in report["methods"].items():
-        label = f"{method} ({row['solved_runs']}/{row['runs']} runs solved)"
-        line, = ax.step(ks, row["curve"], where="post", label=label)
-        ax.fill_between(ks, row["low"], row["high"], step="post", alpha=0.2, color=line.get_color())
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("attempts k")
-    ax.set_ylabel("discovery@k (fraction of problems solved)")
-    ax.set_ylim(0, 1)
-    ax.set_title(f"{len(report['problems'])} problems, 95% bootstrap over problems")
-    ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="launch TTRL / best-of-k runs")
+    r = sub.add_parser("run", help="launch TTRL / best-of-k runs, one process per problem")
     r.add_argument("--recipe", required=True, help="an sdpo_<model> or grpo_<model> recipe")
     r.add_argument("--problems", required=True, help="comma-separated theorem names")
     r.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
@@ -319,6 +304,16 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--gpus", default="", help="comma-separated GPU ids to share out among the runs "
                    "(with --parallel > 1 the default is CUDA_VISIBLE_DEVICES); each run is pinned to its group")
     r.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (after --)")
+    s = sub.add_parser("run-set", help="set-TTRL: one process per (method, seed) over every problem")
+    s.add_argument("--model", required=True, help="the recipes' model part, e.g. kimina_1_7b, toy_lean, demo")
+    s.add_argument("--problems", required=True, help="comma-separated problem names")
+    s.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
+    s.add_argument("--out-dir", type=Path, required=True)
+    s.add_argument("--methods", default="best_of_k,grpo,sdpo", help=f"comma-separated, of {sorted(SET_METHODS)}")
+    s.add_argument("--seeds", default="1", help="comma-separated seeds (data.seed, rollout.seed)")
+    s.add_argument("--force", action="store_true", help="rerun finished runs")
+    s.add_argument("--dry-run", action="store_true", help="print the commands only")
+    s.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (after --)")
     rep = sub.add_parser("report", help="discovery@k curves from attempt logs")
     rep.add_argument("--run-dir", type=Path, default=None, help="read every attempts.jsonl below this folder")
     rep.add_argument("--log", type=Path, action="append", default=[], help="attempt log file (repeatable)")
@@ -326,17 +321,36 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--n-boot", type=int, default=2000)
     rep.add_argument("--seed", type=int, default=0)
     rep.add_argument("--out", type=Path, default=None, help="output prefix (default <run-dir>/discovery)")
+    return parser
+
+
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _launch_runs(args) -> int:
+    if args.command == "run-set":
+        from sdpo_eval.discovery_set import run_set
+
+        results = run_set(args.model, _names(args.problems), args.budget, args.out_dir.expanduser(),
+                          _names(args.methods), [int(s) for s in _names(args.seeds)], args.overrides, args.force,
+                          args.dry_run)
+    else:
+        gpu_list = args.gpus or (os.environ.get("CUDA_VISIBLE_DEVICES", "") if args.parallel > 1 else "")
+        results = run(args.recipe, _names(args.problems), args.budget, args.out_dir.expanduser(),
+                      _names(args.methods), args.seed, args.overrides, args.force, args.dry_run,
+                      args.save_checkpoints, args.parallel, _names(gpu_list))
+    return 1 if [r for r in results if r["returncode"] not in (0, None)] else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from sdpo_eval.discovery_summary import first_success_table, plot_report
+
+    parser = _parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "run":
-            problems = [p.strip() for p in args.problems.split(",") if p.strip()]
-            methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-            gpu_list = args.gpus or (os.environ.get("CUDA_VISIBLE_DEVICES", "") if args.parallel > 1 else "")
-            gpus = [g.strip() for g in gpu_list.split(",") if g.strip()]
-            results = run(args.recipe, problems, args.budget, args.out_dir.expanduser(), methods, args.seed,
-                          args.overrides, args.force, args.dry_run, args.save_checkpoints, args.parallel, gpus)
-            failed = [r for r in results if r["returncode"] not in (0, None)]
-            return 1 if failed else 0
+        if args.command in ("run", "run-set"):
+            return _launch_runs(args)
         logs = list(args.log) + (sorted(args.run_dir.expanduser().rglob("attempts.jsonl")) if args.run_dir else [])
         if not logs:
             parser.error("give --run-dir or --log")
@@ -349,10 +363,11 @@ def main(argv: list[str] | None = None) -> int:
     prefix.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{prefix}.json").write_text(json.dumps(report, indent=2))
     plot_report(report, Path(f"{prefix}.png"))
+    Path(f"{prefix}.md").write_text(first_success_table(report))
     for method, row in report["methods"].items():
         marks = ", ".join(f"@{k}={v['value']:.2f}" for k, v in row["discovery_at"].items())
         print(f"{method}: {marks}")
-    print(f"wrote {prefix}.json and {prefix}.png")
+    print(f"wrote {prefix}.json, {prefix}.png and {prefix}.md")
     return 0
 
 

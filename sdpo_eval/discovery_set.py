@@ -1,0 +1,83 @@
+"""Set-TTRL discovery runs: one verl run per (method, seed) over the whole problem set, best-of-k included.
+
+    python -m sdpo_eval.discovery run-set --model kimina_1_7b --problems mathd_algebra_10,imo_1983_p6 \\
+        --budget 256 --out-dir ~/sdpo_runs/discovery_set [--methods grpo,sdpo,best_of_k] [--seeds 1,2] [-- overrides]
+    python -m sdpo_eval.discovery report --run-dir ~/sdpo_runs/discovery_set --budget 256
+
+Each run is `python -m verl.trainer.main_ppo +recipe=<algorithm>_<model> +sdpo.ttrl.theorems=[...]
+sdpo.ttrl.max_attempts=<budget> ...` (`set_command`): every problem trained on together from the base model, a
+problem retiring at its first valid proof, one attempt log per run (<out-dir>/<method>/seed<seed>/attempts.jsonl).
+Best-of-k is the same run of the GRPO recipe with verl's actor update switched off (`trainer.critic_warmup`: verl
+updates the actor only from that step on), so it samples with the same sampler (verl's rollout engine, prompts,
+temperature, n, prompts per step) and stops by the same rules on the same per-problem budget; only learning is
+missing. The runs go one after another (finished ones skipped unless --force); `report` reads them all.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+# method -> (recipe algorithm part, its overrides). sdpo_confident: the SDPO setting that learns on the 135M demo
+# (bench/results/learning.json); best_of_k: no actor update ever (verl: `critic_warmup <= global_steps` gates it).
+SET_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "best_of_k": ("grpo", ("trainer.critic_warmup=1000000000",)),
+    "grpo": ("grpo", ()),
+    "sdpo": ("sdpo", ()),
+    "sdpo_confident": ("sdpo", ("actor_rollout_ref.actor.sdpo.token_weighting=confident",)),
+    "srpo": ("srpo", ()),
+    "sc_sdpo": ("sc_sdpo", ()),
+}
+
+
+def set_command(method: str, model: str, problems: Sequence[str], budget: int, run_dir: Path, seed: int,
+                overrides: Sequence[str] = (), stop_on_success: bool = True, python: str = sys.executable) -> list[str]:
+    """argv of one set-TTRL run of `method` on `problems` with the `<algorithm>_<model>` recipe."""
+    if method not in SET_METHODS:
+        raise ValueError(f"error: unknown method {method!r} (known: {sorted(SET_METHODS)})")
+    if not problems or any("," in p or not p for p in problems):
+        raise ValueError(f"error: problem names must be non-empty and comma-free, got {list(problems)[:5]}")
+    algorithm, method_overrides = SET_METHODS[method]
+    return [
+        python, "-m", "verl.trainer.main_ppo",
+        f"+recipe={algorithm}_{model}",
+        f"+sdpo.ttrl.theorems=[{','.join(problems)}]",
+        f"sdpo.ttrl.max_attempts={budget}",
+        f"sdpo.ttrl.stop_on_success={str(stop_on_success).lower()}",
+        f"sdpo.algorithm_name={method}",
+        f"sdpo.attempt_log={run_dir / 'attempts.jsonl'}",
+        f"trainer.experiment_name={method}_{model}_set_s{seed}",
+        f"trainer.default_local_dir={run_dir / 'checkpoints'}",
+        f"data.seed={seed}",
+        f"actor_rollout_ref.rollout.seed={seed}",
+        # the set is the test: no validation pass over it, no checkpoints unless asked for
+        "trainer.test_freq=-1",
+        "trainer.val_before_train=false",
+        "trainer.save_freq=-1",
+        *method_overrides,
+        *overrides,
+    ]
+
+
+def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, methods: Sequence[str],
+            seeds: Sequence[int], overrides: Sequence[str] = (), force: bool = False,
+            dry_run: bool = False) -> list[dict]:
+    """Every (method, seed) run not finished yet, one after another; [{method, seed, command, returncode}]."""
+    from sdpo_eval.discovery import _finished, _launch
+
+    done = []
+    for method in methods:
+        for seed in seeds:
+            run_dir = out_dir / method / f"seed{seed}"
+            command = set_command(method, model, problems, budget, run_dir, seed, overrides)
+            if dry_run:
+                print(" ".join(command))
+                rc = None
+            elif _finished(run_dir) and not force:
+                rc = 0
+            else:
+                rc = _launch(command, run_dir)
+                if rc != 0:
+                    print(f"warning: {method} seed {seed} exited {rc}; see {run_dir / 'stdout.log'}", file=sys.stderr)
+            done.append({"method": method, "seed": seed, "command": command, "returncode": rc})
+    return done
