@@ -18,13 +18,18 @@
    (verl's default flash_attention_2) must be one transformers knows, and its package must be importable here: a
    missing flash-attn would otherwise surface minutes later, inside a Ray worker, as an import error in the model.
 
-When: `StartupChecks`, a Hydra callback the recipes install, runs 1, 3 and 4 before verl's `main_ppo` body, hence
-before Ray, so a typo or a too-small host fails in seconds. `SDPOTrainer.__init__` runs 1 (for runs started
-without the callback) and 2, before any worker starts.
+5. The machine (`sdpo_ext.preflight`): GPUs, data files (with the command that makes them), the model; and the
+   reward function's own `preflight(reward_kwargs) -> list[str]` when its module defines one (the Lean reward asks
+   its backend: a Kimina server's /health, or that the REPL command exists).
+
+When: `StartupChecks`, a Hydra callback the recipes install, runs 1 and 3-5 before verl's `main_ppo` body, hence
+before Ray, and reports every problem in one message (exit code 1), so a fresh machine learns all it lacks at once.
+`SDPOTrainer.__init__` runs 1 (for runs started without the callback) and 2, before any worker starts.
 """
 from __future__ import annotations
 
 import difflib
+import importlib
 import importlib.metadata
 import importlib.util
 from collections.abc import Iterator, Mapping
@@ -35,6 +40,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from sdpo_ext.preflight import data_problems, gpu_problems, model_problems, visible_gpus
 from sdpo_ext.small_host import TooFewCPUsError, check_cpu_budget
 
 PLUGIN_NAMESPACES = ("sdpo", "actor_rollout_ref.actor.sdpo", "data.sdpo_ttrl", "hydra")
@@ -54,10 +60,6 @@ def _aliased(path: str) -> str:
 
 class UnknownConfigKeyError(ValueError):
     """A key in the composed config that neither verl nor sdpo-lean defines."""
-
-
-class AttentionUnavailableError(RuntimeError):
-    """The chosen attention implementation cannot run in this Python environment."""
 
 
 ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
@@ -108,12 +110,6 @@ def attention_problems(config: DictConfig | dict) -> list[str]:
     close = difflib.get_close_matches(str(impl), known, n=3)
     return [f"{ATTENTION_KEY}={impl} is not an attention implementation transformers knows"
             + (f" (did you mean: {', '.join(close)}?)" if close else f" (choose {_alternatives(impl)})")]
-
-
-def check_attention(config: DictConfig | dict) -> None:
-    problems = attention_problems(config)
-    if problems:
-        raise AttentionUnavailableError("; ".join(problems))
 
 
 @lru_cache(maxsize=1)
@@ -188,15 +184,51 @@ def sdpo_setting_errors(config: Mapping[str, Any], grpo_weight: float) -> list[s
     return errors
 
 
+def _reward_module(path: str):
+    """The module of `reward.custom_reward_function.path`: `pkg://a.b` or a file."""
+    if path.startswith("pkg://"):
+        return importlib.import_module(path.removeprefix("pkg://"))
+    spec = importlib.util.spec_from_file_location("sdpo_lean_reward_preflight", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def reward_problems(config: DictConfig | dict) -> list[str]:
+    """What the reward function's `preflight(reward_kwargs)` reports (nothing when its module defines none)."""
+    function = (config.get("reward") or {}).get("custom_reward_function") or {}
+    if not function.get("path"):
+        return []
+    preflight = getattr(_reward_module(str(function["path"])), "preflight", None)
+    kwargs = function.get("reward_kwargs") or {}
+    if isinstance(kwargs, DictConfig):
+        kwargs = OmegaConf.to_container(kwargs, resolve=True)
+    return list(preflight(dict(kwargs))) if preflight else []
+
+
+def startup_problems(config: DictConfig) -> list[str]:
+    """Every problem the checks that need no Ray find, each as one line (the error's class name first)."""
+    problems: list[str] = []
+    for check in (check_config_keys, check_cpu_budget):
+        try:
+            check(config)
+        except (UnknownConfigKeyError, TooFewCPUsError) as e:
+            problems.append(f"{type(e).__name__}: {e}")
+    for name, found in (("Attention", attention_problems(config)),
+                        ("NotEnoughGPUs", gpu_problems(config, visible_gpus())),
+                        ("MissingData", data_problems(config)), ("ModelNotFound", model_problems(config)),
+                        ("RewardBackend", reward_problems(config))):
+        problems += [f"{name}: {problem}" for problem in found]
+    return problems
+
+
 class StartupChecks(Callback):
     """Hydra callback (recipes: `hydra.callbacks.sdpo_lean_startup`): checks that need no Ray, run before it."""
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
         # Hydra 1.3 turns a callback's Exception into a warning and runs the job anyway; SystemExit is no
         # Exception, so it stops the run here, with the message on stderr and exit code 1.
-        try:
-            check_config_keys(config)
-            check_cpu_budget(config)
-            check_attention(config)
-        except (UnknownConfigKeyError, TooFewCPUsError, AttentionUnavailableError) as e:
-            raise SystemExit(f"{type(e).__name__}: {e}") from None
+        problems = startup_problems(config)
+        if problems:
+            raise SystemExit(f"sdpo-lean found {len(problems)} problem(s) before starting:\n"
+                             + "\n".join(f"- {p}" for p in problems))

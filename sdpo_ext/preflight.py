@@ -1,0 +1,113 @@
+"""Pre-flight: what a run needs from this machine, checked before Ray starts; each problem names its key and fix.
+
+- GPUs: `trainer.n_gpus_per_node` against the GPUs this process sees (CUDA_VISIBLE_DEVICES honoured). Without this,
+  verl asks Ray for GPUs it does not have and its placement group waits, or fails a minute later inside a worker.
+- Data: every local file of `data.train_files` / `data.val_files` exists; a missing one names the command that makes
+  it, from the file's name and the recipe's keys (PREPARE_COMMANDS).
+- Model: `actor_rollout_ref.model.path` is a local folder, or a hub id already in the Hugging Face cache, or (online)
+  one the hub answers for within HUB_TIMEOUT_S; offline, the fix says how to pass a local folder.
+The CPU budget, unknown keys and the attention implementation are checked beside these (sdpo_ext.startup_checks),
+and the reward function's own `preflight(reward_kwargs)` when its module defines one (the Lean backend).
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+HUB_TIMEOUT_S = 5.0
+# file name of a recipe's parquet -> the command that writes it (`{dir}`: the file's folder; groups of the pattern)
+PREPARE_COMMANDS = (
+    (re.compile(r"(?P<dataset>minif2f|proofnet)_(?P<style>\w+?)_(?:valid|test)\.parquet"),
+     "python -m sdpo_data.prepare lean --dataset {dataset} --input <{dataset}.jsonl: datasets/{dataset}.md> "
+     "--prompt-style {style} --out-dir {dir}"),
+    (re.compile(r"math_(?P<split>train|test)\.parquet"), "python -m sdpo_data.prepare math --split {split} "
+     "--out-dir {dir}"),
+    (re.compile(r"addition_(?:train|test)\.parquet"), "python -m sdpo_data.addition_rows --out-dir {dir}"),
+    (re.compile(r"toy_.*\.parquet"), "python -m sdpo_data.toy_lean --out-dir {dir}"),
+)
+
+
+def visible_gpus() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def gpu_problems(config: Mapping[str, Any], visible: int) -> list[str]:
+    wanted = int((config.get("trainer") or {}).get("n_gpus_per_node", 0) or 0)
+    if wanted <= visible:
+        return []
+    fix = f"trainer.n_gpus_per_node={visible}" if visible else "run on a GPU machine (verl 0.9.1 has no CPU platform)"
+    return [f"trainer.n_gpus_per_node={wanted} but this machine shows {visible} GPU(s) ({fix})"]
+
+
+def _files(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [str(value)] if isinstance(value, (str, os.PathLike)) else [str(v) for v in value]
+
+
+def prepare_command(path: Path) -> str | None:
+    for pattern, command in PREPARE_COMMANDS:
+        match = pattern.fullmatch(path.name)
+        if match:
+            return command.format(dir=path.parent, **match.groupdict())
+    return None
+
+
+def data_problems(config: Mapping[str, Any]) -> list[str]:
+    data = config.get("data") or {}
+    problems = []
+    for key in ("train_files", "val_files"):
+        for name in _files(data.get(key)):
+            if "://" in name or Path(name).expanduser().exists():
+                continue
+            command = prepare_command(Path(name).expanduser())
+            fix = f"make it with: {command}" if command else f"point data.{key} at an existing file"
+            problems.append(f"data.{key}: {name} does not exist ({fix})")
+    return problems
+
+
+def _offline() -> bool:
+    flags = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    return any(os.environ.get(flag, "0").lower() in ("1", "true", "yes") for flag in flags)
+
+
+def _cached(repo: str) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(repo, "config.json"), str)
+
+
+def _hub_answers(repo: str) -> str | None:
+    """None when the hub lists `repo` within HUB_TIMEOUT_S, else why not."""
+    import httpx
+
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    token = os.environ.get("HF_TOKEN")
+    try:
+        resp = httpx.get(f"{endpoint}/api/models/{repo}", timeout=HUB_TIMEOUT_S,
+                         headers={"Authorization": f"Bearer {token}"} if token else None)
+    except httpx.HTTPError as e:
+        return f"the hub did not answer within {HUB_TIMEOUT_S:g} s ({type(e).__name__})"
+    return None if resp.status_code == 200 else f"the hub answered HTTP {resp.status_code}"
+
+
+def model_problems(config: Mapping[str, Any]) -> list[str]:
+    model = (config.get("actor_rollout_ref") or {}).get("model") or {}
+    path = model.get("path")
+    if not path or Path(str(path)).expanduser().is_dir():
+        return []
+    key = "actor_rollout_ref.model.path"
+    local = f"download it once and pass the folder: {key}=/path/to/model"
+    if str(path).startswith(("/", "~", ".")) or str(path).count("/") != 1:
+        return [f"{key}={path} is not a folder ({local})"]
+    if _cached(str(path)):
+        return []
+    if _offline():
+        return [f"{key}={path} is not in the Hugging Face cache and the hub is offline (HF_HUB_OFFLINE) ({local})"]
+    why = _hub_answers(str(path))
+    return [f"{key}={path}: not cached and {why} ({local})"] if why else []
