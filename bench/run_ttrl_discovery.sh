@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Set-TTRL discovery against best-of-k on one GPU (issue 32 part 3): SmolLM2-135M-Instruct, the hard end of the demo's
+# addition task and the toy Lean theorems, every method and seed, one job.
+#
+#   bash bench/run_ttrl_discovery.sh launch    # start the whole job detached, watch for WATCH_S seconds
+#   bash bench/run_ttrl_discovery.sh collect   # (a later call on the same machine) wait up to WAIT_S, pack into $OUT
+#   bash bench/run_ttrl_discovery.sh job       # the job in the foreground (what `launch` starts)
+#
+# The job: (1) base rates: per task one best-of-k set run over the candidates (stop_on_success=false, BASE_SAMPLES
+# attempts each, the trained runs' sampler); (2) the problems: those with a base rate <= MAX_RATE, rarest first
+# (PER_TASK per task); (3) per task, method and seed one set-TTRL run over them with BUDGET attempts per problem
+# (sdpo_eval.discovery_set: best_of_k is the GRPO run without actor updates), MAX_PARALLEL at once on the GPU;
+# (4) bench/ttrl_discovery.py report -> $OUT/ttrl_discovery.{json,png,md}: the JSON and PNG go to bench/results/, the
+# first-success table (.md) into bench/README.md (bench/results keeps JSON and PNG only).
+# A device call lasts at most 10 minutes; the job outlives the call that launched it (new process session), so it
+# is one `launch` and as many `collect` calls as it needs. `collect` always packs what is there: a report made
+# before every run finished lists each run's status under "runs" (null: still running or cut).
+set -uo pipefail
+MODE=${1:?usage: run_ttrl_discovery.sh launch|collect|job}
+OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
+DISC_DIR=${DISC_DIR:-/tmp/ttrl_discovery}
+TASKS=${TASKS:-"demo toy_lean"}; SEEDS=${SEEDS:-"1 2"}
+METHODS=${METHODS:-"best_of_k grpo sdpo sdpo_confident srpo sc_sdpo"}
+BUDGET=${BUDGET:-128}; BASE_SAMPLES=${BASE_SAMPLES:-64}; MAX_RATE=${MAX_RATE:-0.1}; PER_TASK=${PER_TASK:-16}
+CANDIDATES=${CANDIDATES:-48}  # addition problems whose base rate is measured (the toy set has 8)
+BASE_PROMPTS=${BASE_PROMPTS:-48}  # prompts per step of the base-rate runs (sampling only: larger steps, fewer of them)
+PROMPTS=${PROMPTS:-8}; N=${N:-8}  # prompts per step and samples per prompt, the same for every task and method
+MAX_PARALLEL=${MAX_PARALLEL:-12}; RUN_TIMEOUT=${RUN_TIMEOUT:-3000}; WATCH_S=${WATCH_S:-540}; WAIT_S=${WAIT_S:-560}
+export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
+export SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
+
+# Runs share the one GPU and its host (bench/run_learning.sh has the measurements behind each value): a fixed vLLM
+# KV cache per run, small token caps, one agent-loop and reward worker, one TransferQueue storage unit.
+SHARED=(actor_rollout_ref.rollout.gpu_memory_utilization=0.05
+        +actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes=2000000000
+        actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096
+        actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=4096
+        actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=4096
+        actor_rollout_ref.rollout.agent.num_workers=1 reward.num_workers=1
+        transfer_queue.backend.SimpleStorage.num_data_storage_units=1
+        data.train_batch_size=$PROMPTS actor_rollout_ref.rollout.n=$N data.dataloader_num_workers=0
+        trainer.n_gpus_per_node=1)
+# Private /tmp per run: verl 0.9.1 names its weight-sync socket after the Ray job id, the same in every run on a host
+# (bench/run_learning.sh: runs side by side hang without this).
+ISOLATE=(unshare -m --propagation private sh -c \
+  'mkdir -p /mnt/host_tmp && mount --bind /tmp /mnt/host_tmp && mount --bind "$0" /tmp && exec "$@"')
+ISOLATE_OK=0; unshare -m true 2>/dev/null && ISOLATE_OK=1
+
+private_tmp() {  # run name -> its private /tmp, with links to the shared folders a run reads
+  local priv=$DISC_DIR/tmp/$1
+  mkdir -p "$priv" "/tmp/torchinductor_$(id -un)"
+  for d in gpu-site gpu-project "$(basename "$SDPO_DEMO_MODEL")" "$(basename "$SDPO_DEMO_DATA_DIR")" \
+           "$(basename "$SDPO_TOY_DATA_DIR")" "$(basename "$DISC_DIR")" "torchinductor_$(id -un)"; do
+    ln -sfn "/mnt/host_tmp/$d" "$priv/$d"; done
+  echo "$priv"
+}
+
+start_run() {  # <run dir> <task> <method> <seed> <problems> <budget> [--keep-going [overrides...]] -> a background run
+  local dir=$1 task=$2 method=$3 seed=$4 problems=$5 budget=$6 keep=${7:-}; shift 7 2>/dev/null || shift $#
+  [ -f "$dir/status.json" ] && grep -q '"returncode": 0' "$dir/status.json" && return 0  # finished earlier
+  mkdir -p "$dir"
+  local name; name=$(echo "${dir#"$DISC_DIR"/}" | tr / _)
+  local prefix=(); [ $ISOLATE_OK = 1 ] && prefix=("${ISOLATE[@]}" "$(private_tmp "$name")")
+  local cmd; cmd=$(python3 bench/ttrl_discovery.py command --task "$task" --method "$method" --seed "$seed" \
+    --problems "$problems" --budget "$budget" --run-dir "$dir" $keep -- "${SHARED[@]}" "$@")
+  echo "$cmd" > "$dir/command.txt"
+  (start=$(date +%s)
+   # verl's file logger: every step's metrics (sdpo_lean/ttrl_* among them) as JSON lines
+   VERL_FILE_LOGGER_PATH=$dir/metrics.jsonl eval timeout "$RUN_TIMEOUT" "${prefix[*]@Q}" "$cmd" \
+     > "$dir/stdout.log" 2>&1 < /dev/null
+   rc=$?
+   echo "{\"returncode\": $rc, \"wall_s\": $(( $(date +%s) - start ))}" > "$dir/status.json"
+   echo "$(date +%T) $name rc=$rc wall=$(( $(date +%s) - start ))s" >> "$DISC_DIR/runs.txt") &
+  echo "$(date +%T) $name started" >> "$DISC_DIR/runs.txt"
+}
+
+wait_for_slot() { while [ "$(jobs -rp | wc -l)" -ge "$MAX_PARALLEL" ]; do sleep 10; done; }
+
+job() {
+  mkdir -p "$DISC_DIR"
+  [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" | tail -1
+  python3 -m sdpo_data.addition_rows --out-dir "$SDPO_DEMO_DATA_DIR" | tail -1
+  python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
+  echo "$(date +%T) base rates" >> "$DISC_DIR/runs.txt"
+  for task in $TASKS; do
+    start_run "$DISC_DIR/base/$task" "$task" best_of_k 0 \
+      "$(python3 bench/ttrl_discovery.py candidates --task "$task" --data-dir "$SDPO_DEMO_DATA_DIR" \
+         --count "$CANDIDATES")" "$BASE_SAMPLES" --keep-going "data.train_batch_size=$BASE_PROMPTS"
+    sleep 5
+  done
+  wait
+  local task method seed problems
+  for task in $TASKS; do
+    python3 bench/ttrl_discovery.py select --log "$DISC_DIR/base/$task/attempts.jsonl" --samples "$BASE_SAMPLES" \
+      --max-rate "$MAX_RATE" --count "$PER_TASK" --out "$DISC_DIR/base/$task/base_rate.json" \
+      > "$DISC_DIR/problems_$task.txt"
+    echo "$(date +%T) $task problems: $(cat "$DISC_DIR/problems_$task.txt")" >> "$DISC_DIR/runs.txt"
+  done
+  for seed in $SEEDS; do for method in $METHODS; do for task in $TASKS; do
+    problems=$(cat "$DISC_DIR/problems_$task.txt")
+    [ -n "$problems" ] || { echo "$task: no problem at base rate <= $MAX_RATE" >> "$DISC_DIR/runs.txt"; continue; }
+    wait_for_slot
+    start_run "$DISC_DIR/runs/$task/$method/seed$seed" "$task" "$method" "$seed" "$problems" "$BUDGET"
+    sleep 5
+  done; done; done
+  wait
+  echo "$(date +%T) all runs ended" >> "$DISC_DIR/runs.txt"
+  pack
+}
+
+pack() {  # the report from whatever runs exist, plus a tarball of their logs (attempt logs, commands, status, tails)
+  local base=(); for f in "$DISC_DIR"/base/*/base_rate.json; do [ -f "$f" ] && base+=(--base-rate "$f"); done
+  [ -d "$DISC_DIR/runs" ] && python3 bench/ttrl_discovery.py report --run-dir "$DISC_DIR/runs" --budget "$BUDGET" \
+    "${base[@]}" --call "${CALL_NOTE:-$(date -u +%F) one GPU, bench/run_ttrl_discovery.sh}" \
+    --out "$OUT/ttrl_discovery" 2>&1 | tail -8
+  for f in "$DISC_DIR"/{base,runs}/*/stdout.log "$DISC_DIR"/runs/*/*/*/stdout.log; do
+    [ -f "$f" ] && tail -c 20000 "$f" | sed 's/\x1b\[[0-9;]*m//g' > "${f%.log}.tail"; done
+  tar czf "$OUT/ttrl_discovery_raw.tar.gz" -C "$DISC_DIR" --exclude tmp --exclude checkpoints --exclude stdout.log \
+    runs.txt $(cd "$DISC_DIR" && ls -d base runs problems_*.txt 2>/dev/null)
+  cp "$DISC_DIR/runs.txt" "$OUT/ttrl_discovery_runs.txt" 2>/dev/null
+}
+
+launch() {
+  rm -rf "$DISC_DIR"; mkdir -p "$DISC_DIR"
+  setsid nohup bash "$0" job > "$DISC_DIR/job.log" 2>&1 < /dev/null &
+  echo $! > "$DISC_DIR/job.pid"
+  WAIT_S=$WATCH_S collect
+}
+
+collect() {
+  local until=$((SECONDS + WAIT_S))
+  while [ $SECONDS -lt $until ] && kill -0 "$(cat "$DISC_DIR/job.pid")" 2>/dev/null; do sleep 30; done
+  kill -0 "$(cat "$DISC_DIR/job.pid")" 2>/dev/null && echo "job still running at $(date +%T)"
+  tail -n 40 "$DISC_DIR/runs.txt"; tail -n 5 "$DISC_DIR/job.log"
+  pack
+}
+
+"$MODE"
