@@ -1,0 +1,18 @@
+"""Lean's token and command tables as data (`tokens.txt`, `commands.txt`), made by `make_tables` from the sources.
+
+`load(name)` reads one table: the `--` lines are the header (sources and commits), every other line is
+`<entry>\t<scope>` with scope `global` or `scoped` (active only after `open <namespace>`).
+"""
+from __future__ import annotations
+
+from importlib.resources import files
+
+
+def load(name: str) -> dict[str, str]:
+    """`{entry: scope}` of the table file `name` shipped in this package (`tokens.txt` or `commands.txt`)."""
+    table = {}
+    for line in files(__package__).joinpath(name).read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("--"):
+            entry, _, scope = line.partition("\t")
+            table[entry] = scope
+    return table

@@ -1,0 +1,197 @@
+"""Read syntax declarations out of Lean 4 source text: the atoms (tokens) they add and the commands they define.
+
+Contract: `declarations(text)` never raises and returns, for every `syntax`, `macro`, `elab`, `notation`,
+`notation3`, `infix`/`infixl`/`infixr`, `prefix`, `postfix` and `binder_predicate` command of `text` (comments
+skipped), its atoms in order, its category (`term` for the notation forms) and its scope. How Lean reads them
+(`Lean.Elab.Syntax`, `Lean.Elab.Notation`, `Lean.Elab.Mixfix`, Lean 4.9): each `"…"` atom becomes a token after
+trimming whitespace (`Lean.Parser.symbol`); `&"…"` is a non-reserved symbol and adds no token; the signature ends at
+the category's `:` (`syntax`) or at `=>` (the others), outside parentheses. A `local` declaration is active only in
+its own file, so it is skipped; `scoped`/`scoped[NS]` ones are active only in a namespace that is open.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+HEADS = frozenset({"syntax", "macro", "elab", "notation", "notation3", "infix", "infixl", "infixr", "prefix", "postfix",
+                   "binder_predicate"})
+_LEXEME = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<line>--[^\n]*)
+  | (?P<block>/-)
+  | (?P<raw>r(?P<hashes>\#*)")
+  | (?P<str>&?")
+  | (?P<char>'(?:\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)|[^\\'\n])')
+  | (?P<word>(?:«[^»\n]*»|[^\W\d])(?:[\w'!?]|«[^»\n]*»|\.(?=[^\W\d«]))*)
+  | (?P<num>\d[\w.]*)
+  | (?P<sym>=>|:=|.)
+""", re.X | re.S)
+_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(.))", re.S)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'"}
+_PREFIX = re.compile(r"(?:\s*(?:/-.*?-/|@\[[^\]]*\]|scoped\[[^\]]*\]|scoped|local|private|protected|"
+                     r"set_option\s+\S+\s+\S+\s+in|open\s[^\n]*?\sin))*\s*")
+
+
+@dataclass(frozen=True)
+class Lexeme:
+    kind: str       # word, str (a `"…"` atom), nonreserved (`&"…"`), sym, num
+    text: str       # for str/nonreserved: the decoded string, untrimmed
+    start: int
+    spaced: bool    # whitespace (or a comment) right before it
+
+
+@dataclass(frozen=True)
+class Declaration:
+    head: str                  # `syntax`, `notation`, ...
+    atoms: tuple[str, ...]     # trimmed `"…"` atoms of the signature, in order, empty ones dropped
+    category: str              # `term` for notation/infix/prefix/postfix/binder_predicate
+    scope: str                 # global, scoped or local
+    leading_atom: bool         # whether the signature starts with an atom (Lean's `first` atom)
+    line: int
+
+
+def _block_end(text: str, i: int) -> int:
+    """End of the nested block comment whose body starts at `i` (Lean's `finishCommentBlock`)."""
+    depth, n = 1, len(text)
+    while i < n:
+        if text.startswith("/-", i):
+            depth, i = depth + 1, i + 2
+        elif text.startswith("-/", i):
+            depth, i = depth - 1, i + 2
+            if depth == 0:
+                return i
+        else:
+            i += 1
+    return n
+
+
+def _string_end(text: str, i: int) -> int:
+    """End of the `"…"` literal whose body starts at `i`."""
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+        elif c == '"':
+            return i + 1
+        else:
+            i += 1
+    return n
+
+
+def _decode(body: str) -> str:
+    def one(m: re.Match) -> str:
+        if m.group(1) or m.group(2):
+            return chr(int(m.group(1) or m.group(2), 16))
+        return _SIMPLE_ESCAPES.get(m.group(3), m.group(3))
+    return _ESCAPE.sub(one, body)
+
+
+def lexemes(text: str) -> list[Lexeme]:
+    """The words, atoms, numbers and symbols of `text`, comments and whitespace dropped."""
+    out: list[Lexeme] = []
+    i, n, spaced = 0, len(text), True
+    while i < n:
+        m = _LEXEME.match(text, i)
+        kind = m.lastgroup
+        if kind in ("ws", "line"):
+            i, spaced = m.end(), True
+            continue
+        if kind == "block":
+            i, spaced = _block_end(text, m.end()), True
+            continue
+        if kind == "raw":
+            close = text.find('"' + m.group("hashes"), m.end())
+            end = n if close < 0 else close + 1 + len(m.group("hashes"))
+            out.append(Lexeme("rawstr", text[m.end():max(close, m.end())], i, spaced))
+        elif kind == "str":
+            end = _string_end(text, m.end())
+            out.append(Lexeme("nonreserved" if m.group().startswith("&") else "str",
+                              _decode(text[m.end():end - 1]), i, spaced))
+        else:
+            end = m.end()
+            out.append(Lexeme(kind if kind != "char" else "charlit", m.group(), i, spaced))
+        i, spaced = end, False
+    return out
+
+
+def _options_end(lex: list[Lexeme], k: int) -> int:
+    """Skip `:prec` and `(name := …)`/`(priority := …)`-style options after a head at `k - 1`."""
+    if k < len(lex) and lex[k].text == ":" and not lex[k].spaced:
+        k += 2
+    while k + 2 < len(lex) and lex[k].text == "(" and lex[k + 1].kind == "word" and lex[k + 2].text == ":=":
+        depth = 0
+        while k < len(lex):
+            depth += {"(": 1, ")": -1}.get(lex[k].text, 0) if lex[k].kind == "sym" else 0
+            k += 1
+            if depth == 0:
+                break
+    return k
+
+
+def _signature(lex: list[Lexeme], head: str, k: int, text: str) -> tuple[list[Lexeme], str, int] | None:
+    """The lexemes of the signature from `k`, its category and the index after it; None if it never ends.
+
+    `syntax name := stx` (a syntax abbreviation, no category) ends where the next command starts in column 0."""
+    if head == "syntax" and k + 1 < len(lex) and lex[k].kind == "word" and lex[k + 1].text == ":=":
+        j = k + 2
+        while j < len(lex) and lex[j].start > 0 and text[lex[j].start - 1] != "\n":
+            j += 1
+        return lex[k + 2:j], "", j
+    depth, category, limit = 0, "term", min(len(lex), k + 2000)
+    for j in range(k, limit):
+        t = lex[j]
+        if t.kind == "sym" and t.text in "([{":
+            depth += 1
+        elif t.kind == "sym" and t.text in ")]}":
+            depth -= 1
+        elif depth == 0 and t.kind == "sym" and t.text == ":" and t.spaced and j + 1 < len(lex):
+            category = lex[j + 1].text
+            if head == "syntax":
+                return lex[k:j], category, j + 2
+        elif depth == 0 and t.text == "=>" and head != "syntax":
+            return lex[k:j], category, j + 1
+    return None
+
+
+def declarations(text: str) -> list[Declaration]:
+    """The syntax declarations of one Lean file; see the module docstring."""
+    lex, out = lexemes(text), []
+    k = 0
+    while k < len(lex):
+        t = lex[k]
+        line_start = text.rfind("\n", 0, t.start) + 1
+        if t.kind != "word" or t.text not in HEADS or not _PREFIX.fullmatch(text, line_start, t.start):
+            k += 1
+            continue
+        before = text[line_start:t.start]
+        scope = "local" if re.search(r"\blocal\b", before) else "scoped" if "scoped" in before else "global"
+        first = _options_end(lex, k + 1)
+        sig = _signature(lex, t.text, first, text)
+        if sig is None:
+            k += 1
+            continue
+        body, category, k_next = sig
+        atoms = tuple(a.text.strip() for a in body if a.kind == "str" and a.text.strip())
+        named = len(body) > 2 and body[0].kind == "word" and body[1].text == ":" and not body[1].spaced
+        leading = body[2 if named else 0].kind == "str" if body else False   # `tk:"#conv "` names the atom
+        out.append(Declaration(t.text, atoms, category, scope, leading,
+                               text.count("\n", 0, t.start) + 1))
+        k = k_next
+    return out
+
+
+def leading_behaviour_categories(text: str) -> set[str]:
+    """Categories declared with `(behavior := both|symbol)`: their leading identifier-like atom is no token."""
+    return set(re.findall(r"declare_syntax_cat\s+(\S+)[^\n]*\(behavior\s*:=\s*(?:both|symbol)\)", text))
+
+
+def imports(text: str) -> list[str]:
+    """The modules a file imports: the `import X` pairs of its header (after an optional `prelude`)."""
+    lex = lexemes(text)
+    k = 1 if lex and lex[0].text == "prelude" else 0
+    out = []
+    while k + 1 < len(lex) and lex[k].text == "import" and lex[k + 1].kind == "word":
+        out.append(lex[k + 1].text)
+        k += 2
+    return out

@@ -1,0 +1,139 @@
+"""Generate `tokens.txt` and `commands.txt` from the Lean sources a Mathlib commit builds on.
+
+    python -m lean_env.tables.make_tables --mathlib <git dir> --commit <mathlib commit> \\
+        --package batteries=<git dir> --package aesop=<git dir> --package Qq=<git dir> \\
+        --package proofwidgets=<git dir> --package importGraph=<git dir> [--out lean_env/tables]
+
+The dependency commits are read from the Mathlib commit's `lake-manifest.json`; every git dir must hold its commit.
+Only the modules that `import Mathlib` and `import Aesop` load are scanned (the import closure), since a token of
+a module that is not imported is not in Lean's token table. Core Lean's tokens and commands (builtin parsers in
+`Lean/Parser/*.lean`, notations in `Init/`, Lake's DSL) come from `core.txt` beside this file: the entries
+transcribed from the lean4 sources it cites (the lean4 repository is too large to fetch here).
+Output lines are `<entry>\\t<scope>` (scope `global` or `scoped`), sorted, after `--` header lines naming the sources.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+from lean_env.tables.lean_source import declarations, imports, leading_behaviour_categories
+
+_ROOTS = ("Mathlib", "Aesop")           # what the trusted header imports
+_IDENT_LIKE = __import__("re").compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*")
+_CORE_BOTH = {"tactic", "conv"}         # `Lean.Parser.Category.tactic`/`conv`: `(behavior := both)`
+_CORE = {"Init", "Lean", "Lake", "Std"}  # core Lean's module roots (their tokens come from core.txt)
+
+
+def _git(gitdir: Path, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", str(gitdir), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _read_tree(gitdir: Path, commit: str) -> dict[str, str]:
+    """`{path: text}` of the `.lean` files at `commit` (one `git cat-file --batch` process)."""
+    paths = [p for p in _git(gitdir, "ls-tree", "-r", "--name-only", commit).splitlines() if p.endswith(".lean")]
+    out = subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "--batch"], check=True, capture_output=True,
+                         input="".join(f"{commit}:{p}\n" for p in paths).encode()).stdout
+    files, i = {}, 0
+    for p in paths:
+        header_end = out.index(b"\n", i)
+        size = int(out[i:header_end].split()[2])
+        files[p] = out[header_end + 1:header_end + 1 + size].decode("utf-8", "replace")
+        i = header_end + 1 + size + 1
+    return files
+
+
+def _closure(modules: dict[str, str]) -> list[str]:
+    """Modules reachable by imports from _ROOTS, among `modules` (`{module: text}`); others are core's."""
+    seen, todo = set(), [r for r in _ROOTS if r in modules]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo.extend(i for i in imports(modules[m]) if i in modules and i not in seen)
+    return sorted(seen)
+
+
+def _core(path: Path) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    tokens, commands, header = {}, {}, []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("-- format"):
+            continue
+        if line.startswith("--"):
+            header.append(line)
+        elif line.strip():
+            kind, entry, scope, _ = line.split("\t")
+            _add(tokens, entry, scope)
+            if kind == "command":
+                _add(commands, entry, scope)
+    return tokens, commands, header
+
+
+def _add(table: dict[str, str], entry: str, scope: str) -> None:
+    if table.get(entry) != "global":
+        table[entry] = scope
+
+
+def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> tuple[dict, dict, list[str]]:
+    """`(tokens, commands, header)` where tokens and commands map an entry to its scope."""
+    manifest = json.loads(_git(mathlib, "show", f"{commit}:lake-manifest.json"))
+    revs = {p["name"]: (p["url"], p["rev"]) for p in manifest["packages"]}
+    full = _git(mathlib, "rev-parse", commit).strip()
+    tokens, commands, header = _core(core)
+    header = [f"-- mathlib {full} (Lean {_git(mathlib, 'show', f'{commit}:lean-toolchain').strip()})", *header]
+    modules: dict[str, str] = {}
+    for name, (url, rev) in sorted(revs.items()):
+        if name not in packages:
+            header.append(f"-- not scanned: {name} {url} {rev} (no module of it is in the import closure)")
+            continue
+        header.append(f"-- {name} {url} {rev}")
+        for p, text in _read_tree(packages[name], rev).items():
+            modules.setdefault(p[:-5].replace("/", "."), text)
+    for p, text in _read_tree(mathlib, full).items():
+        modules[p[:-5].replace("/", ".")] = text
+    scanned = _closure(modules)
+    missing = {i for m in scanned for i in imports(modules[m]) if i not in modules and i.split(".")[0] not in _CORE}
+    if missing:
+        raise SystemExit(f"error: modules not found: {sorted(missing)[:5]} (pass their package with --package)")
+    header.append(f"-- {len(scanned)} modules scanned: the import closure of {', '.join(_ROOTS)}")
+    both = _CORE_BOTH.union(*(leading_behaviour_categories(modules[m]) for m in scanned))
+    for m in scanned:
+        for d in declarations(modules[m]):
+            if d.scope == "local" or not d.atoms:
+                continue
+            for k, atom in enumerate(d.atoms):
+                if k == 0 and d.leading_atom and d.category in both and _IDENT_LIKE.fullmatch(atom):
+                    continue   # a non-reserved symbol (`Lean.Elab.Term.toParserDescr.processAtom`)
+                _add(tokens, atom, d.scope)
+            if d.category == "command":
+                _add(commands, d.atoms[0], d.scope)
+    return tokens, commands, header
+
+
+def write(path: Path, table: dict[str, str], header: list[str]) -> None:
+    lines = header + ["-- format: <entry>\\t<scope> (global, or scoped: active after `open` of its namespace)"]
+    lines += [f"{e}\t{table[e]}" for e in sorted(table)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    here = Path(__file__).parent
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mathlib", type=Path, required=True, help="git dir of a mathlib4 clone or mirror")
+    ap.add_argument("--commit", required=True, help="the Mathlib commit the statements use")
+    ap.add_argument("--package", action="append", default=[], help="NAME=GITDIR for each lake-manifest package")
+    ap.add_argument("--core", type=Path, default=here / "core.txt", help="core Lean's tokens and commands")
+    ap.add_argument("--out", type=Path, default=here, help="where tokens.txt and commands.txt go")
+    args = ap.parse_args(argv)
+    packages = {k: Path(v) for k, _, v in (p.partition("=") for p in args.package)}
+    tokens, commands, header = build(args.mathlib, args.commit, packages, args.core)
+    write(args.out / "tokens.txt", tokens, header)
+    write(args.out / "commands.txt", commands, header)
+    print(f"{len(tokens)} tokens, {len(commands)} commands -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
