@@ -11,7 +11,7 @@ setup(
         include=["sdpo_attempts*", "sdpo_ext*", "lean_env*", "reward*", "recipes*", "sdpo_data*", "sdpo_eval*"]
     )
     + find_namespace_packages(include=["hydra_plugins", "hydra_plugins.*"]),
-    package_data={"recipes": ["*/*.yaml"]},
+    package_data={"recipes": ["*/*.yaml"], "lean_env": ["tables/*.txt"]},
     include_package_data=True,
     install_requires=[
         # torch is deliberately unpinned: CPU machines install the local 2.13.0 wheel first,
