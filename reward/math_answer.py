@@ -256,9 +256,13 @@ def trailing_formula(text: str) -> str | None:
 
 
 def _ends_in_a_lone_number(body: str) -> bool:
-    """Whether the last line is only a number ("**12**") after text whose braces and dollars all close."""
+    """Whether the last line is only a number ("**12**") after text whose braces and dollars all close, and is not
+    the next label of a numbered list ("2. ...\n3": a reply cut off mid-list)."""
     head, _, last = body.rpartition("\n")
     if not re.fullmatch(r"[*\s]*" + _NUMBER.pattern + r"[*\s]*", last):
+        return False
+    label = re.search(r"(?:^|\n)[ \t]*(\d+)[.)][^\n]*\s*$", head)
+    if label and last.strip(" *") == str(int(label.group(1)) + 1):
         return False
     return head.count("{") == head.count("}") and head.count("$") % 2 == 0
 

@@ -4,8 +4,8 @@ Contract: `answers_equal(prediction, reference)` is True only when both strings,
 text or parse *completely* (latex2sympy over the whole string; no prefix of it) to objects that math-verify's
 comparison calls equal. A side that does not parse completely can only match as text. Model output is never
 evaluated as code. No time limit here: `reward.math_grader` runs this in a worker process it can kill. An answer
-with a run of more than `MAX_DIGITS` digits matches only as text, so a 100,000-digit literal never reaches sympy
-(and every normalising regex is linear in the answer's length).
+longer than `MAX_CHARS` characters after normalising matches only as text, so a 100,000-digit literal or a
+50,000-term list never reaches sympy (and every normalising regex is linear in the answer's length).
 
 Deliberate normalisations (MATH's conventions; each is a departure from plain math-verify):
 - units: a trailing unit after a number is dropped ("10\text{ cm}^2" = 10): a unit word ("cm", "miles", "square
@@ -70,7 +70,7 @@ _SMALL_NUMBERS = {w: i for i, w in enumerate(
      "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
 _TENS = {w: 10 * i for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"],
                                          start=2)}
-MAX_DIGITS = 500            # no MATH answer has a longer run of digits; longer ones compare as text only
+MAX_CHARS = 1000            # no MATH answer is this long (matrices and tuple lists stay under 400); text only beyond
 
 
 def _repeating_to_fraction(match: re.Match) -> str:
@@ -204,8 +204,8 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
         return False  # two different letters (x and X are different variables; math-verify ignores the case)
     if _is_text(pred) or _is_text(ref):
         return _text_form(pred) is not None and _text_form(pred) == _text_form(ref)
-    if re.search(rf"\d{{{MAX_DIGITS + 1}}}", pred) or re.search(rf"\d{{{MAX_DIGITS + 1}}}", ref):
-        return False  # unequal as text; sympy would spend seconds on the literal
+    if max(len(pred), len(ref)) > MAX_CHARS:
+        return False  # unequal as text; sympy would spend seconds on a 100,000-digit literal
     one_sided = pred_percent != ref_percent
     golds = [ref] + ([f"\\frac{{{ref}}}{{100}}"] if one_sided and ref_percent else [])
     guesses = ([pred] if as_written else []) + ([f"\\frac{{{pred}}}{{100}}"] if one_sided and pred_percent else [])

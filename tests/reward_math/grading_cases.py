@@ -607,6 +607,7 @@ ROUND_TWO = [
     Case("realistic", "42", "<think>\n40 + 2\n</think>\n\nAdding the two parts:\n\n42", True, "a lone last line"),
     Case("realistic", "42", "Adding the two parts gives\n\n**42**", True, "a lone bold last line"),
     Case("adversarial", "3", r"So $x = 3$, and then we need $\frac{1}{", False, "cut inside a formula"),
+    Case("adversarial", "3", "1. Add the first two.\n2. Add the third.\n3", False, "cut off at a list label"),
     Case("realistic", "2500000", "So the city has 2.5 million people.", True, "scale word, trailing number"),
     Case("adversarial", "2.5", "So the city has 2.5 million people.", False),
     # Where the answer is.

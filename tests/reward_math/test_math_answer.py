@@ -82,6 +82,13 @@ def test_final_answer(reply, answer):
     "{" * 50_000 + "\\boxed{1}",
     "\\boxed{1} and " * 20_000,
     ("The answer is " + "1" * 10 + " and ") * 5_000,
+    "9" * 100_000 + ".",
+    "1 1/" * 20_000 + ".",
+    "\n1." * 20_000 + "\n2",
+    "√" * 20_000 + "2.",
+    "\nProblem:" * 20_000,
+    "The answer is " + "twenty one " * 5_000 + ".",
+    "\\boxed{1} hence a+b= " * 10_000,
 ])
 def test_extraction_is_linear_time(reply):
     start = time.perf_counter()

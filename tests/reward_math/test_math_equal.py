@@ -57,3 +57,26 @@ def test_model_output_is_never_executed(tmp_path):
     marker = tmp_path / "pwned"
     payload = f"__import__('pathlib').Path({str(marker)!r}).touch()"
     assert not answers_equal(payload, "1") and not marker.exists()
+
+
+@pytest.mark.parametrize("answer", ["9" * 100_000, "1." * 50_000, "1," * 50_000, "7 " * 50_000 + "3/4",
+                                    "\u221a" * 50_000, r"\text{ m}" * 10_000, "twenty " * 20_000])
+def test_huge_answers_are_bounded_before_sympy(answer):
+    """Issue 34: a 100,000-digit literal used the whole 5 s limit (the repeating-decimal regex was quadratic, then
+    sympy parsed the literal). Normalising is linear, and an answer over MAX_CHARS never reaches sympy."""
+    import time
+
+    start = time.perf_counter()
+    equal = answers_equal(answer, "3")
+    assert not equal and time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("prediction, reference, equal", [
+    (r"0.5\%", "0.5", False), (r"50\%", "0.5", True), (r"50\%", "50", True), ("0.5", r"50\%", True),
+    ("4s", "4", False), (r"4\text{ s}", "4", True), (r"7 \text{ or more}", "7", False),
+    ("7 3/4", r"\frac{31}{4}", True), ("twenty-one", "21", True), ("2.5 million", "2500000", True),
+    ("\u22125", "-5", True), ("3\u221a2", r"3\sqrt{2}", True), (r"\textbf{(D)}", r"\text{(D)}", True),
+    ("yes", r"\text{Yes}", True), ("no", "yes", False),
+])
+def test_round_two_equivalence(prediction, reference, equal):
+    assert answers_equal(prediction, reference) is equal
