@@ -12,6 +12,9 @@
 # (sdpo_eval.discovery_set: best_of_k is the GRPO run without actor updates), MAX_PARALLEL at once on the GPU;
 # (4) bench/ttrl_discovery.py report -> $OUT/ttrl_discovery.{json,png,md}: the JSON and PNG go to bench/results/, the
 # first-success table (.md) into bench/README.md (bench/results keeps JSON and PNG only).
+# Size (defaults): 2 base-rate runs, then 2 tasks x 6 methods x 2 seeds = 24 runs, 10 at a time (bench/run_learning.sh
+# ran 10 demo runs side by side on one H200); a demo set run is <= 32 steps of 8 prompts x 8 samples. Wall time not
+# measured: an estimate of 35-45 minutes, i.e. one `launch` and four or five `collect` calls.
 # A device call lasts at most 10 minutes; the job outlives the call that launched it (new process session), so it
 # is one `launch` and as many `collect` calls as it needs. `collect` always packs what is there: a report made
 # before every run finished lists each run's status under "runs" (null: still running or cut).
@@ -25,7 +28,7 @@ BUDGET=${BUDGET:-128}; BASE_SAMPLES=${BASE_SAMPLES:-64}; MAX_RATE=${MAX_RATE:-0.
 CANDIDATES=${CANDIDATES:-48}  # addition problems whose base rate is measured (the toy set has 8)
 BASE_PROMPTS=${BASE_PROMPTS:-48}  # prompts per step of the base-rate runs (sampling only: larger steps, fewer of them)
 PROMPTS=${PROMPTS:-8}; N=${N:-8}  # prompts per step and samples per prompt, the same for every task and method
-MAX_PARALLEL=${MAX_PARALLEL:-12}; RUN_TIMEOUT=${RUN_TIMEOUT:-3000}; WATCH_S=${WATCH_S:-540}; WAIT_S=${WAIT_S:-560}
+MAX_PARALLEL=${MAX_PARALLEL:-10}; RUN_TIMEOUT=${RUN_TIMEOUT:-3000}; WATCH_S=${WATCH_S:-540}; WAIT_S=${WAIT_S:-560}
 export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
 export SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
 
