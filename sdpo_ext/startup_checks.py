@@ -4,7 +4,8 @@
    obscurely on unknown keys, and its free sections (data, trainer) ignore them silently. `unknown_keys` walks the
    composed config against verl's generated default config: a key is unknown when its parent is a non-empty mapping
    in verl's defaults that lacks it. Free-form mappings (defaults `{}`/null, e.g. override_config, reward_kwargs)
-   accept anything; the plugin's own namespaces are listed in PLUGIN_NAMESPACES.
+   accept anything; the plugin's own namespaces are listed in PLUGIN_NAMESPACES, and their typed blocks (a mapping
+   with a `_target_` dataclass) are checked against that dataclass's fields (`plugin_unknown_keys`).
 2. verl settings that the SDPO loss would silently ignore or misread (`sdpo_setting_errors`). SDPO's loss is the
    distillation term alone (plus, with `sdpo.grpo_weight` > 0, verl's PPO loss), and the reference slot holds the
    teacher, not the initial policy. So:
@@ -14,9 +15,7 @@
    - `model.use_fused_kernels`: verl's fused-kernel forward never calls the logits hook that computes the
      divergence, so the first update would fail on a missing key.
 3. The CPU budget of a small host (`sdpo_ext.small_host.check_cpu_budget`).
-4. The attention implementation (`attention_problems`): `actor_rollout_ref.model.override_config.attn_implementation`
-   (verl's default flash_attention_2) must be one transformers knows, and its package must be importable here: a
-   missing flash-attn would otherwise surface minutes later, inside a Ray worker, as an import error in the model.
+4. The attention implementation (`sdpo_ext.attention_check`): known to transformers, its package importable here.
 
 5. The machine (`sdpo_ext.preflight`): GPUs, data files (with the command that makes them), the model; and the
    reward function's own `preflight(reward_kwargs) -> list[str]` when its module defines one (the Lean reward asks
@@ -28,9 +27,9 @@ before Ray, and reports every problem in one message (exit code 1), so a fresh m
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
-import importlib.metadata
 import importlib.util
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
@@ -40,6 +39,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from sdpo_ext.attention_check import attention_problems
 from sdpo_ext.preflight import data_problems, gpu_problems, model_problems, visible_gpus
 from sdpo_ext.small_host import TooFewCPUsError, check_cpu_budget
 
@@ -60,56 +60,6 @@ def _aliased(path: str) -> str:
 
 class UnknownConfigKeyError(ValueError):
     """A key in the composed config that neither verl nor sdpo-lean defines."""
-
-
-ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
-VERL_DEFAULT_ATTENTION = "flash_attention_2"  # verl/workers/config/model.py: override_config.get(..., this)
-# What each flash-attention implementation imports (transformers 5.9: is_flash_attn_*_available), and how to get it.
-FLASH_ATTENTION_PACKAGES = {
-    "flash_attention_2": ("flash_attn", "flash-attn", "pip install flash-attn (a CUDA build)"),
-    "flash_attention_3": ("flash_attn_interface", "flash-attn-3", "build flash-attention's hopper/ folder"),
-    "flash_attention_4": ("flash_attn", "flash-attn-4", "pip install flash-attn-4 (Hopper or Blackwell)"),
-}
-
-
-def _alternatives(impl: str) -> str:
-    return ", ".join(a for a in ("flash_attention_4 on Hopper/Blackwell", "sdpa_varlen on CPU", "sdpa")
-                     if not a.startswith(impl))
-
-
-def _installed(module: str, distribution: str) -> bool:
-    if importlib.util.find_spec(module) is None:
-        return False
-    try:
-        importlib.metadata.distribution(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-def attention_problems(config: DictConfig | dict) -> list[str]:
-    """Why the attention the run asks for cannot run here; empty when it can (or no model is configured).
-
-    A flash-attention implementation needs its package, or the `kernels` package, from which transformers then
-    fetches a hub build of the kernel instead (modeling_utils: FLASH_ATTN_KERNEL_FALLBACK)."""
-    from transformers import AttentionInterface
-
-    model = (config.get("actor_rollout_ref") or {}).get("model")
-    if not model:
-        return []
-    impl = (model.get("override_config") or {}).get("attn_implementation", VERL_DEFAULT_ATTENTION)
-    if impl in FLASH_ATTENTION_PACKAGES:
-        module, distribution, install = FLASH_ATTENTION_PACKAGES[impl]
-        if not _installed(module, distribution) and importlib.util.find_spec("kernels") is None:
-            return [f"{ATTENTION_KEY}={impl} needs the {distribution} package, which this Python cannot import "
-                    f"({install}; or choose {_alternatives(impl)})"]
-        return []
-    known = ["eager", *AttentionInterface._global_mapping]
-    if impl in known or "/" in str(impl):  # "org/repo" names a hub kernel, which transformers fetches itself
-        return []
-    close = difflib.get_close_matches(str(impl), known, n=3)
-    return [f"{ATTENTION_KEY}={impl} is not an attention implementation transformers knows"
-            + (f" (did you mean: {', '.join(close)}?)" if close else f" (choose {_alternatives(impl)})")]
 
 
 @lru_cache(maxsize=1)
@@ -149,6 +99,31 @@ def unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:
     return problems
 
 
+def _dataclass_fields(target: Any) -> list[str] | None:
+    """The fields of the dataclass a `_target_` names (None: not an importable dataclass)."""
+    module, _, name = str(target).rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError):
+        return None
+    return [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else None
+
+
+def plugin_unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:
+    """[(dotted key, close matches)] for keys of the plugin's typed blocks (a mapping with a `_target_` dataclass
+    under PLUGIN_NAMESPACES, e.g. `actor_rollout_ref.actor.sdpo` -> SDPOConfig) that the dataclass lacks: a `+`
+    override with a typo would otherwise end in a bare TypeError inside a Ray worker."""
+    composed = OmegaConf.to_container(config, resolve=False) if isinstance(config, DictConfig) else config
+    problems = []
+    for path, node in _walk(composed, ""):
+        in_plugin = any(path == ns or path.startswith(ns + ".") for ns in PLUGIN_NAMESPACES)
+        fields = _dataclass_fields(node["_target_"]) if in_plugin and isinstance(node, dict) and "_target_" in node \
+            else None
+        for key in (k for k in node if k != "_target_" and k not in fields) if fields else ():
+            problems.append((f"{path}.{key}", difflib.get_close_matches(str(key), fields, n=3)))
+    return problems
+
+
 def check_config_keys(config: DictConfig | dict) -> None:
     recipe = config.get("recipe", None)
     if isinstance(recipe, str):
@@ -156,7 +131,7 @@ def check_config_keys(config: DictConfig | dict) -> None:
             f"`+recipe={recipe}` was taken as a plain value: Hydra found no `recipe` group. "
             "Is sdpo-lean installed (pip install -e .) in this Python environment?"
         )
-    problems = unknown_keys(config)
+    problems = unknown_keys(config) + plugin_unknown_keys(config)
     if problems:
         lines = [f"  {key}" + (f"  (did you mean: {', '.join(m)}?)" if m else "") for key, m in problems]
         raise UnknownConfigKeyError(

@@ -6,8 +6,9 @@ import importlib.util
 
 import pytest
 
-from sdpo_ext import startup_checks
-from sdpo_ext.startup_checks import StartupChecks, attention_problems
+from sdpo_ext import attention_check, startup_checks
+from sdpo_ext.attention_check import attention_problems
+from sdpo_ext.startup_checks import StartupChecks
 
 
 def config(impl: str | None) -> dict:
@@ -21,7 +22,7 @@ def without(monkeypatch):
     real = importlib.util.find_spec
 
     def hide(*modules: str) -> None:
-        monkeypatch.setattr(startup_checks.importlib.util, "find_spec",
+        monkeypatch.setattr(attention_check.importlib.util, "find_spec",
                             lambda name, *a: None if name.split(".")[0] in modules else real(name, *a))
     return hide
 
@@ -36,15 +37,15 @@ def test_verls_default_flash_attention_2_without_flash_attn_names_the_key_and_th
 
 def test_flash_attention_4_needs_its_own_distribution(without, monkeypatch):
     without("kernels")
-    monkeypatch.setattr(startup_checks, "_installed", lambda module, dist: dist == "flash-attn")  # only FA2 here
+    monkeypatch.setattr(attention_check, "_installed", lambda module, dist: dist == "flash-attn")  # only FA2 here
     (problem,) = attention_problems(config("flash_attention_4"))
     assert "flash-attn-4" in problem and "choose flash_attention_4" not in problem
     assert attention_problems(config("flash_attention_2")) == []
 
 
 def test_the_kernels_package_is_transformers_fallback_for_flash_attention(without, monkeypatch):
-    monkeypatch.setattr(startup_checks, "_installed", lambda module, dist: False)
-    monkeypatch.setattr(startup_checks.importlib.util, "find_spec", lambda name, *a: object())  # kernels present
+    monkeypatch.setattr(attention_check, "_installed", lambda module, dist: False)
+    monkeypatch.setattr(attention_check.importlib.util, "find_spec", lambda name, *a: object())  # kernels present
     assert attention_problems(config("flash_attention_2")) == []
 
 

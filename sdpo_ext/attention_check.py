@@ -1,0 +1,61 @@
+"""Start-up check of the attention implementation, before Ray: `actor_rollout_ref.model.override_config.
+attn_implementation` (verl's default flash_attention_2) must be one transformers knows, and its package must be
+importable here. A missing flash-attn would otherwise surface minutes later, inside a Ray worker, as an import error
+in the model. Which implementation runs where: README, "Attention and packed sequences".
+"""
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+import importlib.util
+from collections.abc import Mapping
+from typing import Any
+
+ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
+VERL_DEFAULT_ATTENTION = "flash_attention_2"  # verl/workers/config/model.py: override_config.get(..., this)
+# What each flash-attention implementation imports (transformers 5.9: is_flash_attn_*_available), and how to get it.
+FLASH_ATTENTION_PACKAGES = {
+    "flash_attention_2": ("flash_attn", "flash-attn", "pip install flash-attn (a CUDA build)"),
+    "flash_attention_3": ("flash_attn_interface", "flash-attn-3", "build flash-attention's hopper/ folder"),
+    "flash_attention_4": ("flash_attn", "flash-attn-4", "pip install flash-attn-4 (Hopper or Blackwell)"),
+}
+
+
+def _alternatives(impl: str) -> str:
+    return ", ".join(a for a in ("flash_attention_4 on Hopper/Blackwell", "sdpa_varlen on CPU", "sdpa")
+                     if not a.startswith(impl))
+
+
+def _installed(module: str, distribution: str) -> bool:
+    if importlib.util.find_spec(module) is None:
+        return False
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def attention_problems(config: Mapping[str, Any]) -> list[str]:
+    """Why the attention the run asks for cannot run here; empty when it can (or no model is configured).
+
+    A flash-attention implementation needs its package, or the `kernels` package, from which transformers then
+    fetches a hub build of the kernel instead (modeling_utils: FLASH_ATTN_KERNEL_FALLBACK)."""
+    from transformers import AttentionInterface
+
+    model = (config.get("actor_rollout_ref") or {}).get("model")
+    if not model:
+        return []
+    impl = (model.get("override_config") or {}).get("attn_implementation", VERL_DEFAULT_ATTENTION)
+    if impl in FLASH_ATTENTION_PACKAGES:
+        module, distribution, install = FLASH_ATTENTION_PACKAGES[impl]
+        if not _installed(module, distribution) and importlib.util.find_spec("kernels") is None:
+            return [f"{ATTENTION_KEY}={impl} needs the {distribution} package, which this Python cannot import "
+                    f"({install}; or choose {_alternatives(impl)})"]
+        return []
+    known = ["eager", *AttentionInterface._global_mapping]
+    if impl in known or "/" in str(impl):  # "org/repo" names a hub kernel, which transformers fetches itself
+        return []
+    close = difflib.get_close_matches(str(impl), known, n=3)
+    return [f"{ATTENTION_KEY}={impl} is not an attention implementation transformers knows"
+            + (f" (did you mean: {', '.join(close)}?)" if close else f" (choose {_alternatives(impl)})")]
