@@ -11,7 +11,9 @@ to none.
 2. The last commitment wins, by position: the last group of final boxes (`\boxed{..}`, `\fbox{..}`, `\boxed 5`;
    nested and escaped braces) or the last answer phrase ("Final Answer: ...", "the final answer is ...",
    "the answer is ...", "the correct option is ...", "Answer: ...", PRM800K's "# Answer" heading), whichever comes
-   later; a phrase inside the box group is part of the box, not a commitment of its own.
+   later; a phrase inside the box group is part of the box, not a commitment of its own. An `<answer>..</answer>`
+   block (Open-Reasoner-Zero, DeepSeek-R1-Zero) is the commitment, unless a box or phrase after it takes it back:
+   its box group, its phrase, or else its content read as an answer sentence.
    A box group is the last box plus the boxes right before it that only a joiner separates ("\boxed{-2} and
    \boxed{1}", "$x = \boxed{1}$, $y = \boxed{2}$"): their contents are joined with ", " (duplicates once). A gap
    that derives the next box ("hence $a + b = $") is not a joiner.
@@ -28,6 +30,7 @@ from __future__ import annotations
 import re
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_ANSWER_OPEN, _ANSWER_CLOSE = "<answer>", "</answer>"
 _MINUS = str.maketrans({"\u2212": "-", "\uff0d": "-"})     # U+2212 and the full-width hyphen-minus
 _NEXT_PROBLEM = re.compile(r"\n[ \t]*(?:\*\*|#+[ \t]*)?(?:Problem|Question|Q)(?:[ \t]*\d+)?(?:\*\*)?[ \t]*(?:\*\*)?:")
 _END_OF_TURN = re.compile(
@@ -284,10 +287,23 @@ def final_answer(reply: str | None, prompt_opens_think: bool = False) -> str | N
     text = visible_reply(reply, prompt_opens_think)
     if text is None:
         return None
+    tagged = answer_tag(text)
+    text = text if tagged is None else tagged
     box = last_box_group(text)
     phrase = last_phrase(text)
     if box and (phrase is None or phrase[0] < box[1]):  # a phrase inside the box group is the box's
         return box[2] or None
     if phrase:
         return phrase[1]
-    return trailing_formula(text)
+    return trailing_formula(text) if tagged is None else sentence_answer(tagged[:_MAX_SENTENCE])
+
+
+def answer_tag(text: str) -> str | None:
+    """The content of the last complete `<answer>..</answer>` block (found from the end: linear), or None when there
+    is none or a box or answer phrase after it takes the answer back."""
+    close = text.rfind(_ANSWER_CLOSE)
+    start = text.rfind(_ANSWER_OPEN, 0, close) if close != -1 else -1
+    after = text[close + len(_ANSWER_CLOSE):]
+    if start == -1 or last_box_group(after) or last_phrase(after):
+        return None
+    return text[start + len(_ANSWER_OPEN):close]

@@ -632,6 +632,12 @@ ROUND_TWO = [
     Case("adversarial", "8", "So the answer is 12.\n\nQ: How many legs do 2 cats have?\nA: The answer is 8.", False),
     Case("realistic", "6", "Problem: find the number of faces of a cube.\n\nA cube has six faces, so the answer is "
          "$\\boxed{6}$.", True, "a reply that restates its problem first"),
+    Case("realistic", "5", "<think>\n2 + 3 = 5\n</think>\n<answer>5</answer>", True, "Open-Reasoner-Zero tags"),
+    Case("realistic", "5", "I add them. </think> <answer> The sum is $\\boxed{5}$. </answer>", True),
+    Case("realistic", "3", "Solving gives it. </think> <answer> x = 3 </answer>", True),
+    Case("adversarial", "4", "<think>\nmaybe 4\n</think>\n<answer>5</answer>", False),
+    Case("adversarial", "5", "<answer>5</answer> wait, I recount: the answer is 6.", False,
+         "a later phrase takes the tag back"),
     # Equivalence.
     Case("lm-eval", r"\text{(D)}", r"So the answer is $\boxed{\textbf{(D)}}$.", True, r"minerva unwraps \textbf"),
     Case("lm-eval", r"\textbf{(D)}", r"So the answer is $\boxed{\text{(D)}}$.", True),

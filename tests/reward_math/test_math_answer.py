@@ -7,7 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reward.math_answer import boxes, final_answer, last_box_group, matching_braces, reference_answer, visible_reply
+from reward.math_answer import (
+    answer_tag,
+    boxes,
+    final_answer,
+    last_box_group,
+    matching_braces,
+    reference_answer,
+    visible_reply,
+)
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -89,6 +97,8 @@ def test_final_answer(reply, answer):
     "\nProblem:" * 20_000,
     "The answer is " + "twenty one " * 5_000 + ".",
     "\\boxed{1} hence a+b= " * 10_000,
+    "<answer>" * 20_000 + "</answer>",
+    "<answer>1</answer>" * 10_000,
 ])
 def test_extraction_is_linear_time(reply):
     start = time.perf_counter()
@@ -119,3 +129,17 @@ _fragment = st.sampled_from(["<think>", "</think>", "\\boxed{", "\\boxed ", "\\f
 def test_final_answer_never_raises_and_returns_text_of_the_reply(reply):
     answer = final_answer(reply)
     assert answer is None or (isinstance(answer, str) and answer.strip())
+
+
+@pytest.mark.parametrize("text, content", [
+    ("r</think> <answer> 5 </answer>", " 5 "),
+    ("<answer>4</answer> then <answer>5</answer>", "5"),
+    ("<answer>5</answer> No, the answer is 6.", None),
+    ("<answer>5</answer> so $\\boxed{6}$", None),
+    ("<answer>5", None),
+    ("5</answer>", None),
+])
+def test_answer_tag(text, content):
+    """Open-Reasoner-Zero's format ("... </think> <answer> X </answer>"): the last complete block, unless a later box
+    or phrase takes it back."""
+    assert answer_tag(text) == content
