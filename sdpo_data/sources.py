@@ -21,12 +21,18 @@ def dataset_card(dataset: str) -> str:
 
 def read_input(source: str, dataset: str, *, from_flag: bool = True, **hub: str | None) -> list[dict[str, Any]]:
     """load_records(source, **hub); any failure (missing file, bad JSON, hub or network error) is an InputError
-    naming `--input` (from_flag) or the hub source (read by default, when `--input` was not given)."""
+    naming `--input` (from_flag) or the hub source (read by default, when `--input` was not given); so is a record
+    that is not a JSON object."""
+    where = f"--input {source}" if from_flag else f"{source} from the Hugging Face hub (a local copy: --input FILE)"
     try:
-        return load_records(source, **hub)
+        records = load_records(source, **hub)
     except Exception as e:  # the hub and the parsers raise many types; every one means "fix the input"
-        where = f"--input {source}" if from_flag else f"{source} from the Hugging Face hub (a local copy: --input FILE)"
         raise InputError(f"{where}: {type(e).__name__}: {e}\n  see the dataset card {dataset_card(dataset)}") from e
+    bad = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
+    if bad is not None:
+        raise InputError(f"{where}: record {bad + 1} is a JSON {type(records[bad]).__name__}, not an object with the "
+                         f"dataset's fields\n  see the dataset card {dataset_card(dataset)}")
+    return records
 
 
 def load_records(source: str, hf_config: str | None = None, hf_split: str | None = None) -> list[dict[str, Any]]:

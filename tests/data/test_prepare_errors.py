@@ -58,6 +58,15 @@ def test_an_unreadable_input_names_the_flag_and_the_card(tmp_path, capsys):
     assert f"--input {tmp_path / 'absent.jsonl'}" in err and "datasets/proofnet.md" in err
 
 
+@pytest.mark.parametrize("record", [[1, 2], "a string", 7])
+def test_a_record_that_is_not_an_object_is_one_error_line_not_a_traceback(tmp_path, capsys, record):
+    src = _jsonl(tmp_path / "in.jsonl", [{"name": "good_a", "split": "valid", "formal_statement": STATEMENT}, record])
+    assert _lean(src, tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --input {src}: record 2 is a JSON {type(record).__name__}, not an object")
+    assert "datasets/minif2f.md" in err and "Traceback" not in err
+
+
 def test_a_hub_failure_names_the_flag_and_the_card(tmp_path, monkeypatch, capsys):
     def offline(*args, **kwargs):
         raise ConnectionError("Couldn't reach 'owner/minif2f' on the Hub (LocalEntryNotFoundError)")
