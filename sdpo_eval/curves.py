@@ -25,15 +25,24 @@ CURVES: dict[str, tuple[str, str]] = {
 }
 
 
+class NotALoggerFile(ValueError):
+    """A JSON line that is not verl's file-logger record ({"step": int, "data": {...}})."""
+
+
 def read_metrics(path: Path) -> dict[int, dict[str, float]]:
-    """step -> every metric logged at that step. A partial last line (a run killed mid-write) is skipped."""
+    """step -> every metric logged at that step. A partial last line (a run killed mid-write) is skipped; a whole
+    line of another shape raises NotALoggerFile naming the line."""
     by_step: dict[int, dict[str, float]] = defaultdict(dict)
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line_no, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
-        by_step[int(record["step"])].update(record["data"])
+        if not (isinstance(record, dict) and isinstance(record.get("step"), int) and isinstance(record.get("data"),
+                                                                                                 dict)):
+            raise NotALoggerFile(f"{path}:{line_no}: not a verl file-logger record ({{\"step\": N, \"data\": "
+                                 "{...}}); is it a training run's file-logger JSONL?")
+        by_step[record["step"]].update(record["data"])
     return dict(by_step)
 
 
@@ -78,7 +87,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {path}: no such file (verl's `file` logger writes $VERL_FILE_LOGGER_PATH, else "
                   "./<project_name>/<experiment_name>.jsonl where the run started)", file=sys.stderr)
             return 2
-        metrics = read_metrics(path)
+        try:
+            metrics = read_metrics(path)
+        except NotALoggerFile as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         if not any(series(metrics, key)[0] for key, _ in CURVES.values()):
             print(f"error: {path}: none of {[key for key, _ in CURVES.values()]} in {len(metrics)} logged steps; "
                   "is it a verl file-logger file of a training run?", file=sys.stderr)

@@ -55,3 +55,12 @@ def test_the_plotted_keys_are_the_ones_the_plugin_and_verl_log():
     plugin = "".join(p.read_text() for p in (Path(__file__).resolve().parents[2] / "sdpo_ext").glob("*.py"))
     assert f'"{CURVES["infra_share"][0]}"' in plugin
     assert '"sdpo/loss"' in plugin and CURVES["sdpo_loss"][0] == "actor/sdpo/loss"   # verl prefixes actor metrics
+
+
+def test_a_jsonl_that_is_not_a_logger_file_is_one_error_line(tmp_path, capsys):
+    """An attempt log or any other JSONL (no "step"/"data"): exit 2 naming the line, no KeyError."""
+    other = tmp_path / "attempts.jsonl"
+    other.write_text('{"problem": "p", "verdict": "valid"}\n')
+    assert main([str(other), "--out", str(tmp_path / "c.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {other}:1: not a verl file-logger record") and not (tmp_path / "c.png").exists()
