@@ -176,6 +176,17 @@ def _reward_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def parse_ks(text: str, n: int) -> list[int]:
+    """`--k` as integers, each in 1..n (ValueError naming both flags otherwise)."""
+    try:
+        ks = [int(k) for k in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--k {text}: comma-separated integers, e.g. --k 1,8") from None
+    if n < 1 or any(not 1 <= k <= n for k in ks):
+        raise ValueError(f"--k {text} with --n {n}: every k must be in 1..n (fix --k, or sample more with --n)")
+    return ks
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="HF id, folder or .gguf file")
     parser.add_argument("--gguf-file", default=None)
@@ -208,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         names = [n.strip() for n in args.problems.split(",") if n.strip()] if args.problems else None
         problems = load_problems(args.data, names)
         spec = ModelSpec.parse(args.model, args.gguf_file)
+        ks = parse_ks(args.k, args.n) if args.command == "passk" else []   # before any model loads
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -216,7 +228,6 @@ def main(argv: list[str] | None = None) -> int:
     engine = load_engine(spec, EngineOptions.from_args(args))
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     if args.command == "passk":
-        ks = [int(k) for k in args.k.split(",")]
         passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log)
         report = {"config": config, **passk}
         for k, row in report["pass_at_k"].items():

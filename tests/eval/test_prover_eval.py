@@ -145,6 +145,14 @@ def test_cli_passk_writes_json(data, fake_verifier, monkeypatch, tmp_path, capsy
     assert json.loads(out.read_text())["pass_at_k"]["4"]["problems"] == 2
 
 
+@pytest.mark.parametrize("k, message", [("8", "--k 8 with --n 4: every k must be in 1..n"),
+                                        ("1,x", "--k 1,x: comma-separated integers")])
+def test_cli_passk_checks_k_before_any_model_loads(data, monkeypatch, capsys, k, message):
+    monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: pytest.fail("the model was loaded"))
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--k", k]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {message}")
+
+
 def test_one_event_loop_for_all_batches(data, monkeypatch):
     import asyncio
 
