@@ -36,10 +36,11 @@ _IDENT = re.compile(f"{_PART}(?:\\.(?=[«{_ID_FIRST}]){_PART})*")
 _ID_START = re.compile(f"[«{_ID_FIRST}]")
 _WHITESPACE = re.compile(r"[ \n\r]*")
 _NEST = re.compile(r"/-|-/")
-_ESCAPE = r"\\(?:[\\\"'nt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})"   # `quotedCharCoreFn`
+_ESCAPE = r"\\(?:[\\\"'nrt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})"   # `quotedCharCoreFn`
 _STRING = re.compile(f'"(?:[^"\\\\]|{_ESCAPE}|\\\\\\n[ \\n\\r]*)*"')   # with `\`-newline string gaps
 _CHAR = re.compile(f"'(?:[^\\\\]|{_ESCAPE})'", re.S)
-_NUMBER = re.compile(r"0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?")
+_NUMBER = re.compile(r"0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|(?!0[bBoOxX])[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?")
+# `numberFnAux`: `0b`, `0o`, `0x` without digits is a Lean error (no match here)
 _RAW = re.compile(r'r(#*)"')
 _HASH = re.compile(f"#[{_ID_FIRST}]")
 _DANGER = re.compile(r"['\"`«]|--|/-|r#*\"")   # what a shorter reading of a scoped token could start

@@ -1,5 +1,6 @@
-"""lean_env.lexer against Lean 4's token rules (Lean.Parser.Basic), and linear-time screening."""
+"""lean_env.lexer against Lean 4.9's token rules (Lean.Parser.Basic) and token table, and linear-time screening."""
 import time
+from importlib.resources import files
 
 import pytest
 from hypothesis import given, settings
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 from lean_env import screen
 from lean_env.commands import split_commands
 from lean_env.lexer import lex, name_parts
+from lean_env.tables import load
 from lean_env.text import blank_comments
 
 
@@ -23,7 +25,7 @@ def kinds(text):
     ("'\"' axiom", [("char", "'\"'"), ("ident", "axiom")]),                  # a quote char opens no string
     ("h' h₁' f''", [("ident", "h'"), ("ident", "h₁'"), ("ident", "f''")]),   # `'` continues identifiers
     ("f '' s", [("ident", "f"), ("sym", "''"), ("ident", "s")]),
-    ("∑' n", [("sym", "∑"), ("sym", "'"), ("ident", "n")]),
+    ("∑' n", [("sym", "∑'"), ("ident", "n")]),                                # Mathlib's token, longest match
     ("«a -- b».c x", [("ident", "«a -- b».c"), ("ident", "x")]),
     ("/- a /- b -/ c -/ d", [("comment", "/- a /- b -/ c -/"), ("ident", "d")]),
     ("/-- doc -/ e", [("comment", "/-- doc -/"), ("ident", "e")]),
@@ -31,20 +33,58 @@ def kinds(text):
     ("/-! mod -/ e", [("comment", "/-! mod -/"), ("ident", "e")]),
     ('r"\\" x', [("str", 'r"\\"'), ("ident", "x")]),                          # raw strings have no escapes
     ('r##"a"#b"## x', [("str", 'r##"a"#b"##'), ("ident", "x")]),
-    ("`foo.bar ``baz", [("name", "`foo.bar"), ("name", "``baz")]),
+    ("`foo.bar ``baz", [("name", "`foo.bar"), ("sym", "`"), ("name", "`baz")]),   # `tokenFn`: `` ` `` then a name
     ("#eval #print", [("hash", "#eval"), ("hash", "#print")]),
-    ("x.1 2.5e3 0x1F", [("ident", "x"), ("sym", "."), ("num", "1"), ("num", "2.5e3"), ("num", "0x1F")]),
+    ("x.1 2.5e3 0x1F 007 2.", [("ident", "x"), ("sym", "."), ("num", "1"), ("num", "2.5e3"), ("num", "0x1F"),
+                               ("num", "007"), ("num", "2.")]),
     ("a := @[simp]", [("ident", "a"), ("sym", ":="), ("sym", "@["), ("ident", "simp"), ("sym", "]")]),
     ("λ x ↦ x", [("sym", "λ"), ("ident", "x"), ("sym", "↦"), ("ident", "x")]),      # λ is no identifier letter
-    ("x⁻¹ ℝ 𝔼", [("ident", "x"), ("sym", "⁻"), ("sym", "¹"), ("ident", "ℝ"), ("ident", "𝔼")]),
+    ("x⁻¹ ℝ 𝔼", [("ident", "x"), ("sym", "⁻¹"), ("ident", "ℝ"), ("ident", "𝔼")]),   # ℝ: a keyword and an ident
+    ("a <-- b", [("ident", "a"), ("sym", "<-"), ("sym", "-"), ("ident", "b")]),      # `<-`, then no comment
+    ("a <--- b", [("ident", "a"), ("sym", "<-"), ("comment", "-- b")]),
+    ("Type* ℝ≥0 ⌊x⌋₊", [("sym", "Type*"), ("sym", "ℝ≥0"), ("sym", "⌊"), ("ident", "x"), ("sym", "⌋₊")]),
+    ("x |>.foo", [("ident", "x"), ("sym", "|>."), ("ident", "foo")]),
 ])
 def test_tokens_follow_lean_rules(text, expected):
     assert kinds(text) == expected
 
 
-@pytest.mark.parametrize("text", ["/- open", '"open', "«open", "a <-- b", "∑'\"'", 's!"{x}"', 'r#"open'])
-def test_unterminated_or_ambiguous_text_is_an_error_token(text):
+@pytest.mark.parametrize("token", ["⊕'", "Σ'", "∑'", "∏'", "⁻¹'", "×'"])
+def test_apostrophe_tokens_are_one_token_then_a_string(token):
+    """Lean reads `∑'"…"` as the token `∑'` and a string, not `∑` and the char literal `'"'`."""
+    assert token in load("tokens.txt")
+    text = f'{token}"-- x\' y"'
+    assert kinds(text) == [("sym", token), ("str", '"-- x\' y"')]
+    assert kinds(f"{token}'a'") == [("sym", token), ("char", "'a'")]
+
+
+@pytest.mark.parametrize("text", ["⁂'a'", '⁂"s"', "ｓ'a'", "⁂+\"s\"", "⁂+--c", "⁂`n"])
+def test_a_quote_next_to_an_unknown_token_is_an_error(text):
+    assert lex(text)[0].kind == "error", kinds(text)
+
+
+def test_an_unknown_character_alone_is_read_on():
+    """No token starts with it: a Lean parse error (the judge rejects it), so the rest is still read."""
+    assert kinds("⁂ 'a'") == [("sym", "⁂"), ("char", "'a'")]
+
+
+@pytest.mark.parametrize("text", ["∀'\"s\"", "≤r\"s\"", "=''a'"])
+def test_a_scoped_token_that_could_read_as_a_shorter_one_before_a_literal_is_an_error(text):
+    """`∀'` is scoped: with its namespace closed Lean reads `∀` and then a char literal."""
+    assert lex(text)[0].kind == "error", kinds(text)
+
+
+@pytest.mark.parametrize("text", ["/- open", '"open', "«open", "∑'\"'", 's!"{x}"', 'r#"open', "a\tb", '"\\q"',
+                                  "'ab'", "0x", "0b2", "'"])
+def test_unterminated_malformed_or_ambiguous_text_is_an_error_token(text):
     assert any(t.kind == "error" for t in lex(text)), kinds(text)
+
+
+def test_the_tables_name_their_sources():
+    tokens = files("lean_env.tables").joinpath("tokens.txt").read_text(encoding="utf-8")
+    assert "-- mathlib 2f65ba7f1a9144b20c8e7358513548e317d26de1" in tokens
+    assert "-- batteries https://github.com/leanprover-community/batteries 42b5ddd" in tokens
+    assert len(load("tokens.txt")) > 1000 and load("tokens.txt")["π"] == "scoped"
 
 
 def test_name_parts_remove_escapes():
