@@ -92,16 +92,18 @@ job() {
     sleep 5
   done
   wait
-  local task method seed problems
+  local task method seed problems ready=""
   for task in $TASKS; do
     python3 bench/ttrl_discovery.py select --log "$DISC_DIR/base/$task/attempts.jsonl" --samples "$BASE_SAMPLES" \
       --max-rate "$MAX_RATE" --count "$PER_TASK" --out "$DISC_DIR/base/$task/base_rate.json" \
       > "$DISC_DIR/problems_$task.txt"
+    if [ -s "$DISC_DIR/problems_$task.txt" ]; then ready+=" $task"
+    else echo "$(date +%T) $task: no problem measured at base rate <= $MAX_RATE (see base/$task)" >> "$DISC_DIR/runs.txt"
+    fi
     echo "$(date +%T) $task problems: $(cat "$DISC_DIR/problems_$task.txt")" >> "$DISC_DIR/runs.txt"
   done
-  for seed in $SEEDS; do for method in $METHODS; do for task in $TASKS; do
+  for seed in $SEEDS; do for method in $METHODS; do for task in $ready; do
     problems=$(cat "$DISC_DIR/problems_$task.txt")
-    [ -n "$problems" ] || { echo "$task: no problem at base rate <= $MAX_RATE" >> "$DISC_DIR/runs.txt"; continue; }
     wait_for_slot
     start_run "$DISC_DIR/runs/$task/$method/seed$seed" "$task" "$method" "$seed" "$problems" "$BUDGET"
     sleep 5
