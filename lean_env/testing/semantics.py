@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STANDARD_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
-_DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:theorem|lemma|def)\s+([^\s():{}\[\]]+)")
+_MODIFIERS = r"(?:(?:private|protected|noncomputable)\s+)*"
+_DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?" + _MODIFIERS + r"(?:theorem|lemma|def)\s+([^\s():{}\[\]]+)")
 _AXIOM_DECL = re.compile(r"(?m)^[ \t]*axiom\s+([^\s():{}\[\]]+)")
 _PRINT = re.compile(r"(?m)^#print axioms\s+(?:_root_\.)?(\S+)")
 _CHECK = re.compile(r"(?m)^#check\s+([^\s(]\S*)")
 _STATEMENT_CHECK = re.compile(r"(?m)^(?:noncomputable )?example : type_of% @_root_\.(\S+) := (@_root_\.(\S+))[ \t]*$")
-_SIGNATURE = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?(?:theorem|lemma|def|axiom)\s+([^\s():{}\[\]]+)"
-                        r"([^\n]*?)(?::=.*)?$")
+_SIGNATURE = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?" + _MODIFIERS + r"(?:theorem|lemma|def|axiom)\s+"
+                        r"([^\s():{}\[\]]+)([^\n]*?)(?::=.*)?$")
 _UNUSED = re.compile(r"(?m)^(?:axiom |#check |(?:noncomputable )?example : type_of% ).*$")   # mentions, no uses
 _VERSION_QUERY = re.compile(r"(?m)^#eval Lean\.versionString[ \t]*$")
 _SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
