@@ -137,7 +137,13 @@ def _is_joiner(gap: str) -> bool:
     return sum(1 for t in tokens if t[:1].isalpha() and len(t) > 2) <= _MAX_JOIN_WORDS
 
 
-def last_box_group(text: str) -> tuple[int, int, str] | None:
+def last_box_group(text: str) -> tuple[int, str] | None:
+    """(start of the group, contents joined by ", ") of the final boxes, or None without a complete box."""
+    group = _box_group_span(text)
+    return None if group is None else (group[0], group[2])
+
+
+def _box_group_span(text: str) -> tuple[int, int, str] | None:
     """(start, end, contents joined by ", ") of the group of final boxes, or None without a complete box."""
     found = boxes(text)
     if not found:
@@ -277,7 +283,7 @@ def _closes_sentence(rest: str) -> bool:
 def reference_answer(reference: str) -> str:
     """The reference as given, or its final box group when it is a worked solution ("... so $\\boxed{20}$ percent.")."""
     group = last_box_group(reference)
-    return group[2] if group and group[2] else reference
+    return group[1] if group and group[1] else reference
 
 
 def final_answer(reply: str | None, prompt_opens_think: bool = False) -> str | None:
@@ -289,7 +295,7 @@ def final_answer(reply: str | None, prompt_opens_think: bool = False) -> str | N
         return None
     tagged = answer_tag(text)
     text = text if tagged is None else tagged
-    box = last_box_group(text)
+    box = _box_group_span(text)
     phrase = last_phrase(text)
     if box and (phrase is None or phrase[0] < box[1]):  # a phrase inside the box group is the box's
         return box[2] or None

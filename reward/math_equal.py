@@ -97,6 +97,7 @@ def _number_from_words(text: str) -> str | None:
 
 
 def _exact(value: Fraction) -> str:
+    """An exact rational as TeX: "31" or "\\frac{31}{4}" (sign in the numerator)."""
     return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
@@ -116,6 +117,7 @@ def _mixed_or_scaled(text: str) -> str:
 
 
 def _unicode_to_tex(text: str) -> str:
+    """Unicode math a model writes ("−5", "3√2", "√(x+1)", "2π", "≤") as the TeX the parser reads."""
     text = text.translate(_UNICODE)
     return _UNICODE_ROOT.sub(lambda m: f"\\sqrt{{{next(g for g in m.groups() if g is not None)}}}", text)
 

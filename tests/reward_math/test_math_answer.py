@@ -55,7 +55,7 @@ def test_boxes(text, contents):
     (r"\boxed{\boxed{5}}", "5"),
 ])
 def test_last_box_group(text, joined):
-    assert last_box_group(text)[2] == joined
+    assert last_box_group(text)[1] == joined
 
 
 @pytest.mark.parametrize("reply, answer", [
