@@ -14,6 +14,7 @@ from collections import Counter
 import pytest
 import torch
 from omegaconf import OmegaConf
+from verl.trainer.ppo.v1 import trainer_base
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 from verl.utils import tensordict_utils as tu
 
@@ -82,8 +83,13 @@ def rollout(trainer, batch, verdict_of):
 
 
 def step(trainer, monkeypatch, verdict_of=lambda name, j: "lean_error"):
-    """One training step's driver hooks, as verl's fit() calls them: the prompt fetch, then the sample preparation."""
+    """The next training step's driver hooks, as verl's fit() calls them."""
     trainer.global_steps += 1
+    return hooks(trainer, monkeypatch, verdict_of)
+
+
+def hooks(trainer, monkeypatch, verdict_of):
+    """One step's prompt fetch, then its sample preparation; (drawn problem names, step metrics, the fake TQ)."""
     batch = trainer._next_train_batch()
     data, meta = rollout(trainer, batch, verdict_of)
     fake = FakeTQ(data)
@@ -125,6 +131,35 @@ def test_full_batches_come_from_the_open_problems_and_the_run_ends_when_none_is_
         assert per_problem[problem] == list(range(1, (12 if problem == twice else 8) + 1))
     assert [r for r in log if "proof" in r] == [next(r for r in log if r["problem"] == "toy_mul_6_7"
                                                      and r["attempt"] == 3)]
+
+
+def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retired(make, monkeypatch, tmp_path):
+    """verl's PPOTrainer.fit itself (not a copy), with the device work of a step left out: its loop runs the set's
+    steps and no more, on the bound the set's hook sets."""
+    monkeypatch.setenv("VERL_FILE_LOGGER_PATH", str(tmp_path / "metrics.jsonl"))
+    trainer = make(budget=8)
+    trainer._init_dump_executor()
+    drawn = []
+
+    def device_free_step(metrics, timing_raw):  # PPOTrainer.step's driver hooks, without generation and update
+        names, step_metrics, _ = hooks(trainer, monkeypatch, lambda name, j: "valid" if name == "toy_lt_9_11"
+                                       else "lean_error")
+        drawn.append(names)
+        metrics.update(step_metrics)
+        return FakeBatch(keys=[], partition_id="train", tags=[])
+
+    monkeypatch.setattr(trainer, "step", device_free_step)
+    monkeypatch.setattr(trainer, "on_step_end", lambda: None)  # weight sync to the rollout engine
+    monkeypatch.setattr(trainer, "_compute_metrics", lambda *args, **kwargs: None)  # reads the batch from the TQ
+    monkeypatch.setattr(trainer_base, "tq", FakeTQ(None))
+    trainer_base.tq.kv_clear = lambda keys, partition_id: None
+    assert trainer.total_training_steps == 4  # the bound with room for INFRA; the set needs 2 steps
+    trainer.fit(agent_loop_manager=None)
+    assert len(drawn) == 2 and trainer.global_steps == 3  # fit() counts one past its last step
+    assert "toy_lt_9_11" in drawn[0] and "toy_lt_9_11" not in drawn[1] and len(drawn[1]) == len(drawn[0]) == 4
+    logged = [json.loads(line) for line in open(tmp_path / "metrics.jsonl")]
+    assert [row["step"] for row in logged] == [1, 2]
+    assert [row["data"]["sdpo_lean/ttrl_open_problems"] for row in logged] == [3, 0]
 
 
 def test_infra_spends_no_budget_and_the_problem_is_drawn_again(make, monkeypatch):
