@@ -199,7 +199,7 @@ class SDPOTrainer(PPOTrainerSync):
             solved = len(self.ttrl_set.solved())
             logger.warning("TTRL: no problem left open at step %d (%d of %d solved); stopping after this step",
                            self.global_steps, solved, len(self.ttrl_set.problems))
-            metrics["sdpo_lean/ttrl_solved_step"] = self.global_steps
+            metrics["sdpo_lean/ttrl_end_step"] = self.global_steps
             self.total_training_steps = self.global_steps
 
     # ------------------------------------------------------------------ validation
