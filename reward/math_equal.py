@@ -24,6 +24,8 @@ Deliberate normalisations (MATH's conventions; each is a departure from plain ma
 - repeating decimals: "0.\overline{45}" = 5/11 (math-verify parses the prefix "0");
 - a leading "x \in" is dropped ("x \in [1,2]" = [1,2]); "x = 5" = 5 and sets = relations ("x > 3" = (3, \infty))
   are math-verify's own rules;
+- a multiple-choice label with its value ("\textbf{(D)}\ 12", AMC's form) equals the bare label "(D)", and two
+  labelled values need the same label and value;
 - text answers ("\text{Evelyn}", "(C)", "odd") compare as lower-case text, never as products of symbols; an answer
   written in number words ("six", "twenty-five", "one hundred") is that number; two bare letters are equal only
   with the same case.
@@ -43,7 +45,9 @@ _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ\b|°|\\degree\b")
 _PERCENT = re.compile(r"\s*(?:\\%|%|\\text\{\s*%\s*\}|\s(?:percent|percentage|pct)\b)")
 _ONE_LETTER_TEXT = re.compile(r"\\(?:mathrm|text|textrm|textnormal|mbox|mathit|operatorname)\s*\{\s*([A-Za-z])\s*\}")
 _TEXT_AND = re.compile(r"\s*(?:\\(?:text|mbox|textnormal|textrm)\{\s*(?:,\s*)?(?:and|or)\s*\}|\b(?:and|or)\b)\s*")
-_TEXT_GROUP = r"\\(?:text|mbox|textnormal|textrm|mathrm|textbf|textit)\s*\{[^{}]*\}"
+_TEXT_GROUP = r"\\(?:text|mbox|textnormal|textrm|mathrm|textbf|textit|mathbf|textsf|texttt|emph)\s*\{[^{}]*\}"
+_CHOICE_TEXT = r"(?:\\(?:text|textbf|mathbf|mathrm|textrm)\s*\{\s*)?"
+_CHOICE = re.compile(rf"{_CHOICE_TEXT}\(\s*([A-Ea-e])\s*\)\s*\}}?\s*([^()]*)|{_CHOICE_TEXT}([A-E])\s*\}}?")
 _UNIT_WORDS = (
     "square units|sq units|units|unit|square feet|square inches|square meters|square centimeters|square cm|sq ft|"
     "cubic feet|cubic inches|cubic units|cubic centimeters|degrees|degree|radians|radian|dollars|dollar|cents|cent|"
@@ -188,6 +192,15 @@ def to_sympy(answer: str):
         return None
 
 
+def _choice(answer: str) -> tuple[str, str] | None:
+    """(letter, value) of a multiple-choice answer: "(D)", "\\textbf{(D)} 12", "\\text{D}", "D" (A-E upper-case only
+    when bare, so the constant e is no choice); None otherwise."""
+    match = _CHOICE.fullmatch(answer.strip())
+    if match is None:
+        return None
+    return (match.group(1) or match.group(3)).upper(), (match.group(2) or "").strip()
+
+
 def _above_one(answer: str) -> bool:
     """Whether a canonical answer is a plain number of absolute value above 1."""
     return bool(re.fullmatch(r"-?\d+(?:\.\d+)?", answer)) and abs(Fraction(answer)) > 1
@@ -204,6 +217,10 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
         return True
     if re.fullmatch(r"[A-Za-z]", pred) and re.fullmatch(r"[A-Za-z]", ref):
         return False  # two different letters (x and X are different variables; math-verify ignores the case)
+    pred_choice, ref_choice = _choice(pred), _choice(ref)
+    if pred_choice and ref_choice and (pred_choice[1] or ref_choice[1]):   # "\textbf{(D)}\ 12" against "(D)"
+        values = {v for v in (pred_choice[1], ref_choice[1]) if v}
+        return pred_choice[0] == ref_choice[0] and (len(values) == 1 or answers_equal(*values))
     if _is_text(pred) or _is_text(ref):
         return _text_form(pred) is not None and _text_form(pred) == _text_form(ref)
     if max(len(pred), len(ref)) > MAX_CHARS:

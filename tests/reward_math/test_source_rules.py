@@ -156,11 +156,12 @@ def test_prompt_opens_think(reply, opens, visible):
 
 @pytest.mark.parametrize("prediction, reference, equal", [
     (r"\textbf{(D)}", r"\text{(D)}", True), (r"\text{(D)}", r"\textbf{(D)}", True), ("(D)", r"\text{(D)}", True),
-    (r"\textbf{(B)}", r"\text{(D)}", False),
+    (r"\textbf{(B)}", r"\text{(D)}", False), (r"\mathbf{(D)}", r"\text{(D)}", True),
+    (r"\textbf{(D)}", r"\textbf{(D)}\ 12", True), (r"\textbf{(D)}\ 13", r"\textbf{(D)}\ 12", False),
 ])
 def test_minerva_unwraps_textbf(prediction, reference, equal):
     r"""lm-eval minerva_math utils.py `normalize_final_answer` unwraps "\textbf{..}" as it does "\text{..}". We
-    agree."""
+    agree, and also read AMC's "\textbf{(D)}\ 12" (label and value) as the choice D."""
     assert answers_equal(prediction, reference) is equal
 
 
