@@ -44,7 +44,7 @@ _NUMBER = re.compile(r"0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|(?!0[bBoOxX])[0-
 _RAW = re.compile(r'r(#*)"')
 _HASH = re.compile(f"#[{_ID_FIRST}]")
 _DANGER = re.compile(r"['\"`«]|--|/-|r#*\"")   # what a shorter reading of a scoped token could start
-_GLUED = re.compile(f"[^\\s{_ID_REST}()\\[\\]{{}}⟨⟩,]*(?:{_DANGER.pattern})")   # an unknown token could reach it
+_RUN = re.compile(f"[^\\s{_ID_REST}()\\[\\]{{}}⟨⟩,]*")   # how far a token unknown here could reach
 
 
 class Token(NamedTuple):
@@ -103,9 +103,7 @@ def _symbol_or_ident(text: str, i: int) -> Token:
     if tk is None or len(tk) < ident_end - i:
         if ident is not None:
             return Token("ident", ident.group(), i, ident_end)
-        if _GLUED.match(text, i + 1):
-            return Token("error", f"a quote or comment opener next to `{text[i]}`, which is no token", i, len(text))
-        return Token("sym", text[i], i, i + 1)   # no token: a Lean parse error, which the judge rejects
+        return Token("unknown", text[i], i, i + 1)
     end = i + len(tk)
     if tk in _SCOPED and _scoped_ambiguity(text, i, end, ident_end):
         return Token("error", f"the scoped token `{tk}` next to a quote or comment", i, len(text))
@@ -151,7 +149,7 @@ def _literal(text: str, i: int) -> Token | None:
 def lex(text: str) -> list[Token]:
     """All tokens of `text` (comments included as kind `comment`); see the module docstring."""
     tokens: list[Token] = []
-    i, n = 0, len(text)
+    i, n, safe_until = 0, len(text), 0   # `safe_until`: the end of a symbol run already found free of quotes
     while True:
         i = _WHITESPACE.match(text, i).end()
         if i >= n:
@@ -160,6 +158,12 @@ def lex(text: str) -> list[Token]:
             tokens.append(Token("error", "a tab (Lean rejects tabs)", i, n))
             return tokens
         t = _literal(text, i) or _symbol_or_ident(text, i)
+        if t.kind == "unknown":   # no token: a Lean parse error (which the judge rejects), unless a quote is near
+            if i >= safe_until:
+                safe_until = _RUN.match(text, i + 1).end()
+                if _DANGER.search(text, i + 1, safe_until) or _DANGER.match(text, safe_until):
+                    t = Token("error", f"a quote or comment opener next to `{t.text}`, which is no token", i, n)
+            t = t if t.kind == "error" else t._replace(kind="sym")
         tokens.append(t)
         if t.kind == "error":
             return tokens

@@ -125,6 +125,8 @@ STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
     '  "' + "x" * 100_000,
     "'" * 100_000,
     "«" * 100_000,
+    "⁂" * 100_000,            # characters that start no token: each run is searched for quotes once
+    "  ⁂+ ≤r π x.y.z\n" * 10_000,
 ])
 def test_screening_100k_lines_is_linear(body):
     """Timing goal 1 s (bench/screen_bench.py); the bound here is generous so that it cannot flake on 2 cores."""
