@@ -6,7 +6,8 @@ to none.
    never closes (a reply cut off while thinking) has no answer, and neither has a reply without `</think>` when
    `prompt_opens_think` (the prompt ended inside `<think>`, so the reply starts there). The reply ends at its first
    end-of-turn token (`<|im_end|>`, `<|im_start|>`, `<|eot_id|>`, `</s>`, ...: what follows is a turn the model made
-   up) and at a few-shot continuation (a later line opening "Problem:", "Question:" or "Q:"); other special tokens
+   up) and at a few-shot continuation (a later line opening "Problem:", "Question:" or "Q:", then one opening
+   "Solution:", "Answer:" or "A:"; a lone "Question:" may be the reply questioning itself); other special tokens
    and Minerva's "I hope it is correct." are dropped; a Unicode minus reads as "-".
 2. The last commitment wins, by position: the last group of final boxes (`\boxed{..}`, `\fbox{..}`, `\boxed 5`;
    nested and escaped braces) or the last answer phrase ("Final Answer: ...", "the final answer is ...",
@@ -33,6 +34,7 @@ _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _ANSWER_OPEN, _ANSWER_CLOSE = "<answer>", "</answer>"
 _MINUS = str.maketrans({"\u2212": "-", "\uff0d": "-"})     # U+2212 and the full-width hyphen-minus
 _NEXT_PROBLEM = re.compile(r"\n[ \t]*(?:\*\*|#+[ \t]*)?(?:Problem|Question|Q)(?:[ \t]*\d+)?(?:\*\*)?[ \t]*(?:\*\*)?:")
+_ITS_SOLUTION = re.compile(r"\n[ \t]*(?:\*\*|#+[ \t]*)?(?:Solution|Answer|A)(?:\*\*)?[ \t]*(?:\*\*)?:")
 _END_OF_TURN = re.compile(
     r"<\|(?:im_end|im_start|eot_id|endoftext|end_of_text|end)\|>|</s>|<end_of_turn>|<｜end▁of▁sentence｜>"
 )
@@ -83,7 +85,7 @@ def visible_reply(text: str, prompt_opens_think: bool = False) -> str | None:
         text = text[:end.start()]
     start = len(text) - len(text.lstrip())
     follow_up = _NEXT_PROBLEM.search(text, start + 1)  # a reply may restate its own problem first
-    if follow_up:
+    if follow_up and _ITS_SOLUTION.search(text, follow_up.end()):  # a new problem with its own solution
         text = text[:follow_up.start()]
     return _HOPE.sub("", _SPECIAL_TOKEN.sub(" ", text.translate(_MINUS)))
 

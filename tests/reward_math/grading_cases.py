@@ -630,6 +630,8 @@ ROUND_TWO = [
     Case("realistic", "12", "So the answer is 12.\n\nQ: How many legs do 2 cats have?\nA: The answer is 8.", True,
          "Q: continuation"),
     Case("adversarial", "8", "So the answer is 12.\n\nQ: How many legs do 2 cats have?\nA: The answer is 8.", False),
+    Case("adversarial", "5", "The answer is $\\boxed{5}$.\n\nQuestion: is that right? No, recounting gives "
+         "$\\boxed{6}$.", False, "the reply questioning itself is no few-shot continuation"),
     Case("realistic", "6", "Problem: find the number of faces of a cube.\n\nA cube has six faces, so the answer is "
          "$\\boxed{6}$.", True, "a reply that restates its problem first"),
     Case("realistic", "5", "<think>\n2 + 3 = 5\n</think>\n<answer>5</answer>", True, "Open-Reasoner-Zero tags"),

@@ -128,13 +128,15 @@ def test_a_phrase_inside_a_box_is_the_box(reply, answer):
 @pytest.mark.parametrize("reply, answer", [
     ("The answer is $\\boxed{5}$.\n\nProblem:\nWhat is $2+2$?\n\nSolution:\n$\\boxed{4}$", "5"),
     ("So the answer is 12.\n\nQ: How many legs do 2 cats have?\nA: The answer is 8.", "12"),
-    ("So it is $\\boxed{5}$.\n\n**Problem 2:** Find $y$.\n\n$\\boxed{9}$", "5"),
+    ("So it is $\\boxed{5}$.\n\n**Problem 2:** Find $y$.\n\n**Solution:** $\\boxed{9}$", "5"),
+    ("The answer is $\\boxed{5}$.\n\nQuestion: is that right? No, recounting gives $\\boxed{6}$.", "6"),
     ("Problem: find the faces of a cube.\n\nA cube has $\\boxed{6}$ faces.", "6"),
 ])
 def test_a_few_shot_continuation_is_cut(reply, answer):
     """Qwen2.5-Math parser.py `extract_multi_choice_answer` keeps the text before "Problem:", and lm-eval
     minerva_math stops generation at "Problem:". We agree, for a later line that opens Problem:, Question: or Q:
-    (a reply that restates its own problem on its first line keeps it)."""
+    followed by its own Solution:, Answer: or A: line (a reply that restates its own problem on its first line keeps
+    it, and a lone "Question:" may be the reply questioning its own answer)."""
     assert final_answer(reply) == answer
 
 
