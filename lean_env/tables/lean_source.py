@@ -47,7 +47,6 @@ class Declaration:
     category: str              # `term` for notation/infix/prefix/postfix/binder_predicate
     scope: str                 # global, scoped or local
     leading_atom: bool         # whether the signature starts with an atom (Lean's `first` atom)
-    line: int
 
 
 def _block_end(text: str, i: int) -> int:
@@ -175,8 +174,7 @@ def declarations(text: str) -> list[Declaration]:
         atoms = tuple(a.text.strip() for a in body if a.kind == "str" and a.text.strip())
         named = len(body) > 2 and body[0].kind == "word" and body[1].text == ":" and not body[1].spaced
         leading = body[2 if named else 0].kind == "str" if body else False   # `tk:"#conv "` names the atom
-        out.append(Declaration(t.text, atoms, category, scope, leading,
-                               text.count("\n", 0, t.start) + 1))
+        out.append(Declaration(t.text, atoms, category, scope, leading))
         k = k_next
     return out
 

@@ -3,7 +3,10 @@
 "Never desynchronise": every token `lex` emits before its first `error` token equals the reference's token at the
 same index (kind, start, end), except that from the position where Lean itself fails to parse, `lex` may read on.
 The reference is written function by function after Lean's, step by step on characters, with every token of the
-table active (`lean_env/tables/tokens.txt`); it shares no code with the lexer.
+table active (`lean_env/tables/tokens.txt`); it shares no code with the lexer. Its source is the stored copy of
+`Basic.lean` at leanprover/lean4@00c1b82722b5 (the v4.9.0 tag could not be fetched), read as of v4.9.0 where they
+differ: numbers have no `_` digit separators (`takeDigitsFn` came later), a missing exponent (`1e`) ends the number
+instead of failing, and `\r` is whitespace.
 """
 from __future__ import annotations
 
@@ -104,9 +107,12 @@ class Reference:
             hexes = self.s[i + 1:i + 1 + digits]
             if len(hexes) == digits and all(h in "0123456789abcdefABCDEF" for h in hexes):
                 return i + 1 + digits
-        if in_string and curr == "\n":   # a string gap
-            i += 1
+        if in_string and curr == "\n":   # `stringGapFn`: whitespace holding exactly one newline
+            seen_newline = False
             while i < self.n and self.s[i] in " \t\r\n":
+                if self.s[i] == "\n" and seen_newline:
+                    raise LeanError(start)   # "unexpected additional newline in string gap"
+                seen_newline = seen_newline or self.s[i] == "\n"
                 i += 1
             return i
         raise LeanError(start)   # "invalid escape sequence"
