@@ -10,14 +10,17 @@ Invariant (what `SDPOTrainer` relies on):
   budget spent).
 - Batch fill: `draw(num_prompts, n, step)` always returns exactly `num_prompts` names, all open: the step's prompt
   slots are resampled from the open problems, so every step's batch keeps its size while problems retire. Each
-  slot goes to the open problem with the least work so far (judged attempts + n per slot already given to it this
-  step; ties broken by a seeded draw), first among the problems whose remaining budget a slot still fits; when
-  every open problem's budget is covered, the last slots go over it (as single-theorem TTRL's last step overshoots
-  when n does not divide B). Budgets are so spent at an even pace, and a set smaller than the batch gets several
-  prompt copies per problem (each its own GRPO group of n).
+  slot goes to the open problem with the least work so far (samples drawn for it: judged attempts + INFRA samples,
+  + n per slot already given to it this step; ties broken by a seeded draw), first among the problems whose
+  remaining budget (B − judged attempts) a slot still fits; when every open problem's budget is covered, the last
+  slots go over it (as single-theorem TTRL's last step overshoots when n does not divide B). Budgets are so spent
+  at an even pace, and a set smaller than the batch gets several prompt copies per problem (each its own GRPO group
+  of n).
 - INFRA (a sample the checker could not judge: server down, timeout) spends no attempt, never retires or
-  penalises a problem, and the problem is redrawn. A run whose infrastructure keeps failing ends at `step_limit`:
-  `INFRA_HEADROOM` times the steps its budgets need without INFRA, with the unspent budgets in its metrics.
+  penalises a problem, and the problem is redrawn. Its samples still count as work in the draw, so a problem
+  whose checks keep failing gets its share of the slots, not all of them. A run whose infrastructure keeps failing
+  ends at `step_limit`: `INFRA_HEADROOM` times the steps its budgets need without INFRA, with the unspent budgets in
+  its metrics.
 - `draw` depends only on (state, step, seed), so a resumed run draws what the interrupted one would have.
   `state_dict` / `load_state_dict` carry the solved set and every count through a checkpoint (JSON).
 """
@@ -81,8 +84,8 @@ class TTRLSet:
     # ------------------------------------------------------------------ drawing
     def draw(self, num_prompts: int, rollout_n: int, step: int) -> list[str]:
         """Exactly `num_prompts` open problems for this step's prompts (a name repeats when the batch is larger than
-        the open set). Slot by slot: the least-worked open problem, where work = attempts + rollout_n × slots given
-        this step, first among those whose remaining budget B − attempts exceeds rollout_n × slots given."""
+        the open set). Slot by slot: the least-worked open problem, where work = attempts + infra + rollout_n × slots
+        given this step, first among those whose remaining budget B − attempts exceeds rollout_n × slots given."""
         if num_prompts < 1 or rollout_n < 1:
             raise ValueError(f"need num_prompts >= 1 and rollout_n >= 1, got {num_prompts}, {rollout_n}")
         candidates = self.open_problems()
@@ -94,7 +97,8 @@ class TTRLSet:
         given = dict.fromkeys(candidates, 0)
 
         def work(name: str) -> tuple[int, float]:
-            return self.problems[name].attempts + rollout_n * given[name], tiebreak[name]
+            state = self.problems[name]
+            return state.attempts + state.infra + rollout_n * given[name], tiebreak[name]
 
         drawn = []
         for _ in range(num_prompts):

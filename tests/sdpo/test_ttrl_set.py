@@ -86,6 +86,19 @@ def test_infra_spends_no_budget_and_never_retires_a_problem():
     assert sum(names.count("a") for names in draws) == a.infra // 4 + 1  # redrawn until its budget was judged
 
 
+def test_a_problem_whose_checks_keep_failing_gets_its_share_of_the_batch_not_all_of_it():
+    ttrl = TTRLSet(["a", "b", "c"], budget=16, seed=2)
+    for step in range(1, 5):  # "a"'s checker always fails: its attempts stay 0 while b and c spend theirs
+        names = ttrl.draw(3, 4, step)
+        assert sorted(names) == ["a", "b", "c"], (step, names)
+        for name in names:
+            for _ in range(4):
+                ttrl.observe(name, valid=False, infra=name == "a")
+    assert ttrl.problems["a"].attempts == 0 and ttrl.open_problems() == ["a"]
+    assert ttrl.draw(3, 4, step=5) == ["a"] * 3  # alone now: it fills the batch until the step limit
+    assert ttrl.step_limit(3, 4) == INFRA_HEADROOM * 2
+
+
 def test_the_draw_depends_only_on_state_step_and_seed():
     def fresh(seed):
         return TTRLSet([f"p{i}" for i in range(8)], budget=32, seed=seed)
