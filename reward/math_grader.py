@@ -41,7 +41,8 @@ INFRA_VERDICTS = frozenset({"infra", "bad_task"})
 class Grade:
     """verdict: valid | wrong | no_answer | grader_timeout (genuine results; only valid is correct) | infra | bad_task
     (masked).
-    `extracted` is the reply's final answer; `key` its normalised form (the vote key of maj@k)."""
+    `extracted` is the reply's final answer; `key` its normalised form (the vote key of maj@k; the answer as written
+    for grader_timeout)."""
 
     verdict: str
     extracted: str | None = None
@@ -190,8 +191,8 @@ def grade(reply: str | None, reference: str, options: MathGradingOptions | None 
     if extracted is None:
         return Grade("no_answer")
     status, equal, key = (pool or shared_pool()).compare(extracted, reference_answer(reference), options.timeout_s)
-    if status == "timeout":
-        return Grade("grader_timeout", extracted)
+    if status == "timeout":  # the answer still votes in maj@k, keyed as written (its normal form was not reached)
+        return Grade("grader_timeout", extracted, extracted)
     if status != "ok":
         return Grade(status, extracted)
     return Grade("valid" if equal else "wrong", extracted, key)
