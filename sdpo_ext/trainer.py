@@ -17,7 +17,9 @@ TTRL (`sdpo.ttrl.theorem`, `.theorems` or `.split`; one theorem is a set of one)
 set's rows, and each step's prompts come from `TTRLSet.draw` (the open problems, the batch kept at
 `data.train_batch_size` prompts) instead of verl's dataloader, through `_next_train_batch`, the hook that fetches a
 step's prompts (not `_fetch_one_gen_batch`: the draw spreads a step's prompts over the open problems, so it needs
-them all at once). The set's state is saved with each checkpoint (`sdpo_ttrl_set.json`) and restored on resume.
+them all at once). The run's length comes from the budgets (`TTRLSet.step_limit` replaces
+trainer.total_training_steps). The set's state is saved with each checkpoint (`sdpo_ttrl_set.json`) and restored on
+resume; verl's dataloader state (data.pt) is still saved but plays no part, the dataloader being unused.
 
 Registered as verl's "sync" trainer. Without a top-level `sdpo` section (`sdpo_ext.config.RunConfig`) in the config it
 behaves exactly as PPOTrainerSync (plain verl configs are untouched).
@@ -173,8 +175,9 @@ class SDPOTrainer(PPOTrainerSync):
         self.total_training_steps = self.steps_per_epoch = steps
         with open_dict(self.config):
             self.config.actor_rollout_ref.actor.optim.total_training_steps = steps * self.parameter_sync_step
-        logger.warning("TTRL: %d problems, budget %d attempts each, at most %d steps", len(self.ttrl_set.problems),
-                       ttrl.max_attempts, steps)
+        logger.warning("TTRL: %d problems, budget %d attempts each, at most %d steps (trainer.total_training_steps=%s "
+                       "replaced)", len(self.ttrl_set.problems), ttrl.max_attempts, steps,
+                       self.config.trainer.get("total_training_steps", None))
 
     def _next_train_batch(self, num_prompts: int | None = None):
         """verl's prompt fetch for one step; in TTRL mode the set's draw from its open problems."""
