@@ -3,7 +3,7 @@
 Layout of `Snippet.body` (line 1 = first body line):
   non-import header lines, dataset preamble up to its trailing `open … in` chain (if any)   <- trusted
   chain `axiom sdpo_ref_<nonce> <dataset signature>`   <- reference, elaborated before any model code (statement check)
-  `section`                                             <- the model's scope: its `open`s and options end with it
+  `section`, `set_option maxHeartbeats <bound>`          <- the model's scope: its `open`s and options end with it
   chain, unless model helpers precede the theorem       <- trusted
   model helper lemmas, [chain,] dataset statement `:=` model proof   <- "visible" code, line 1 = first line
   `end`
@@ -24,7 +24,9 @@ instances or names the model's code changed fails there. Why this form (Lean 4.9
   works because the header's universe parameters are unified with the value's (`Eq`/`rfl` between two `type_of%`
   would compare two independently generalised universe parameters and reject honest proofs).
 - The section closes the model's `open`s (scoped notation, instances and tokens included) and `set_option`s before
-  the check, which therefore runs in the trusted header's scope.
+  the check, which therefore runs in the trusted header's scope. It opens with a heartbeat bound (default 400000)
+  that the model may raise within the screen's bounds: the dataset headers set `maxHeartbeats 0`, under which a
+  proof that never ends is only stopped by the wall clock, a masked timeout that is never paid and never penalised.
 - A passing check prints nothing; the audit after it prints exactly one message, so a check that did not run cannot
   look like one that passed (a file cut short loses the audit too).
 The nonce is drawn per check, so model code cannot name the reference. Feedback line numbers count from the first line
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 
 from lean_env.commands import split_commands
 from lean_env.lexer import lex
+from lean_env.rules import HEADER_MAX_HEARTBEATS
 from lean_env.screen import ScreenResult
 from lean_env.types import Snippet
 
@@ -108,8 +111,9 @@ def statement_check_line(name: str, reference: str, kind: str = "theorem") -> st
 
 
 def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id: str = "0", *,
-                statement_check: bool = True) -> CheckPlan:
-    """Build the snippet for an accepted screen result (with the statement check unless `statement_check=False`)."""
+                statement_check: bool = True, max_heartbeats: int = HEADER_MAX_HEARTBEATS) -> CheckPlan:
+    """Build the snippet for an accepted screen result (with the statement check unless `statement_check=False`;
+    the model's code under `set_option maxHeartbeats <max_heartbeats>` unless it is 0)."""
     if not screened.ok or screened.statement is None or screened.proof is None:
         raise ValueError("build_check needs an accepted ScreenResult")
     st = screened.statement
@@ -119,7 +123,8 @@ def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id
     trusted = _with_newline(rest) + head
     if statement_check:   # the statement's `open X in` chain prefixes the reference as it prefixes the theorem
         trusted += chain + f"axiom {reference}{st.signature}\n"
-    trusted += "section\n" + before_visible
+    trusted += "section\n" + (f"set_option maxHeartbeats {max_heartbeats}\n" if max_heartbeats else "")
+    trusted += before_visible
     offset = trusted.count("\n")
     body = trusted + visible + "end\n"
     check_line = None

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lean_env.rules import HEADER_MAX_HEARTBEATS
+
 BACKENDS = ("kimina", "repl", "repl-ray")
 
 
@@ -69,7 +71,10 @@ class CheckOptions:
     infra_retries: int = _opt(2, "re-runs after an infrastructure failure")
     timeout_retries: int = _opt(1, "re-runs after a timeout")
     backoff_s: float = _opt(1.0, "first retry delay, doubled per retry")
-    statement_check: bool = _opt(True, "Lean confirms the theorem's type is the dataset statement's")
+    statement_check: bool = _opt(True, "the kernel confirms the theorem's type is the dataset statement's")
+    max_heartbeats: int = _opt(HEADER_MAX_HEARTBEATS, "maxHeartbeats of the model's code (set where its section "
+                                                      "opens; the dataset headers set 0, i.e. no bound); 0: the "
+                                                      "header's")
 
     def __post_init__(self) -> None:
         _check_types(self)

@@ -47,7 +47,7 @@ ATTRIBUTE_ARGS: dict[str, frozenset[str]] = {   # attribute -> the words it may 
                         "simp", "unfold"}),
 }
 ALLOWED_ATTRIBUTES = frozenset(ATTRIBUTE_ARGS)
-HEADER_MAX_HEARTBEATS = 400_000   # DEFAULT_HEADER's `set_option maxHeartbeats`
+HEADER_MAX_HEARTBEATS = 400_000   # DEFAULT_HEADER's `set_option maxHeartbeats`, and the bound of the model's code
 OPTION_BOUNDS: dict[str, tuple[int, int]] = {
     "maxHeartbeats": (1, 10 * HEADER_MAX_HEARTBEATS),
     "maxRecDepth": (1, 10_000),

@@ -67,7 +67,7 @@ async def verify(task: Task, model_output: str, backend: LeanBackend, *, finish_
         j = Judgement(screened.verdict, screened.reason)
         return VerifyResult(j.verdict, j.detail, render_feedback(j), 0.0, 0)
     plan = build_check(screened, task.header, snippet_id=f"{task.name}#{next(_ids)}",
-                       statement_check=check.statement_check)
+                       statement_check=check.statement_check, max_heartbeats=check.max_heartbeats)
     t0 = time.perf_counter()
     try:
         result, attempts = await run_with_retries(backend, plan.snippet, check)

@@ -363,3 +363,32 @@ def test_screening_stays_linear_on_64_kb_of_attributes_and_options():
     t0 = time.perf_counter()
     r = screen(ST, _answer(helpers + OK), header=HEADER)
     assert time.perf_counter() - t0 < 1.0 and r.ok, r.reason
+
+
+DEEPSEEK_HEADER = ("import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\n"
+                   "open BigOperators Real Nat Topology Rat\n\n")
+
+
+@pytest.mark.parametrize("bound", [400_000, 0])
+def test_the_models_code_runs_under_a_heartbeat_bound_even_when_the_header_sets_none(bound):
+    """Class 5 without any `set_option` in the answer: DeepSeek's miniF2F header sets `maxHeartbeats 0`, so a proof
+    that never ends would only meet the wall clock (a masked timeout). The bound is set where the model's section
+    opens, after the reference (whose elaboration it does not touch); Lean then stops such a proof with
+        (deterministic) timeout at `whnf`, maximum number of heartbeats (400000) has been reached
+        use `set_option maxHeartbeats <num>` to set the limit
+        use `set_option diagnostics true` to get diagnostic information
+    (`throwMaxHeartbeat`, src/Lean/CoreM.lean; the wording moves between versions, the verdict does not), an error
+    on the proof's line: lean_error, score 0, with feedback."""
+    import asyncio
+
+    from lean_env.options import CheckOptions
+
+    backend = InProcessRepl()
+    result = asyncio.run(verify(Task("t1", ST, DEEPSEEK_HEADER), _answer(OK), backend,
+                                check=CheckOptions(max_heartbeats=bound)))
+    assert result.verdict is V
+    lines = backend.bodies[0].split("\n")
+    section = lines.index("section")
+    assert lines.index("set_option maxHeartbeats 0") < next(i for i, ln in enumerate(lines) if ln.startswith("axiom"))
+    assert (lines[section + 1] == "set_option maxHeartbeats 400000") == bool(bound)
+    assert lines[section + 1 + bool(bound)] == SIG + " := by"
