@@ -14,8 +14,10 @@ The rules, in Lean's order:
   joined by `.`) is longer; a keyword that is also an identifier keeps kind `ident`. A character that starts no
   token is a Lean parse error (kind `sym`, one character), or an `error` when a quote, backtick or comment opener
   follows within its run of symbols: a token unknown here could swallow it.
-- Scoped tokens (active only after `open NS`): when a shorter reading (the longest global token or the identifier)
-  would leave a quote, backtick or comment opener next, the text is an error, since Lean may read it either way.
+- Scoped tokens (active only after `open NS`): when a shorter reading (a shorter token or the identifier) would
+  leave a quote, backtick or comment opener next, the text is an error, since Lean may read it either way.
+- An identifier with `'` glued between a symbol and a quote or comment opener is an error: were the symbol part of
+  a longer token this table lacks, Lean would read the `'` as a char literal.
 Kinds: ident, hash (a `#…` command token), num, str, char, name, comment, sym (any other token), error.
 Departure (stricter, never laxer): a string containing `{` is an error (after `s!`, `m!`, `throwError`, … Lean
 reads it as an interpolated string and parses the braces as code).
@@ -54,23 +56,22 @@ class Token(NamedTuple):
     end: int
 
 
-def _longest_first(tokens: list[str]) -> dict[str, re.Pattern]:
-    """Per first character, a regex of `tokens` longest first, so that its match is the longest (`matchPrefix`)."""
+def _by_first(tokens: list[str]) -> dict[str, list[str]]:
+    """Tokens per first character, longest first."""
     by_first: dict[str, list[str]] = {}
-    for token in tokens:
+    for token in sorted(tokens, key=len, reverse=True):
         by_first.setdefault(token[0], []).append(token)
-    return {c: re.compile("|".join(re.escape(t) for t in sorted(ts, key=len, reverse=True)))
-            for c, ts in by_first.items()}
+    return by_first
 
 
 _TABLE = load("tokens.txt")
-_TOKENS = _longest_first(list(_TABLE))
-_GLOBAL = _longest_first([t for t, scope in _TABLE.items() if scope == "global"])
+_BY_FIRST = _by_first(list(_TABLE))
+_TOKENS = {c: re.compile("|".join(map(re.escape, ts))) for c, ts in _BY_FIRST.items()}   # first match = longest
 _SCOPED = frozenset(t for t, scope in _TABLE.items() if scope == "scoped")
 
 
-def _longest(text: str, i: int, patterns: dict[str, re.Pattern]) -> str | None:
-    pattern = patterns.get(text[i])
+def _longest(text: str, i: int) -> str | None:
+    pattern = _TOKENS.get(text[i])
     m = pattern.match(text, i) if pattern is not None else None
     return m.group() if m else None
 
@@ -86,11 +87,11 @@ def _block_end(text: str, body: int) -> int:
 
 
 def _scoped_ambiguity(text: str, i: int, end: int, ident_end: int) -> bool:
-    """Whether the scoped token `text[i:end]` has a shorter Lean reading after which a literal or comment opens."""
-    shorter = [ident_end] if ident_end > i else []
-    glob = _longest(text, i, _GLOBAL)
-    shorter += [i + len(glob)] if glob else []
-    return any(e < end and _DANGER.match(text, e) for e in shorter)
+    """Whether the scoped token `text[i:end]` has a shorter Lean reading after which a literal or comment opens.
+
+    Lean's match is the longest ACTIVE token: any shorter token of the table at `i`, or the identifier."""
+    shorter = [i + len(t) for t in _BY_FIRST[text[i]] if len(t) < end - i and text.startswith(t, i)]
+    return any(e < end and _DANGER.match(text, e) for e in shorter + [ident_end])
 
 
 def _symbol_or_ident(text: str, i: int) -> Token:
@@ -98,7 +99,7 @@ def _symbol_or_ident(text: str, i: int) -> Token:
     ident = _IDENT.match(text, i) if _ID_START.match(text, i) else None
     if text[i] == "«" and ident is None:
         return Token("error", "an unterminated `«` identifier", i, len(text))
-    tk = _longest(text, i, _TOKENS)
+    tk = _longest(text, i)
     ident_end = ident.end() if ident else i
     if tk is None or len(tk) < ident_end - i:
         if ident is not None:
@@ -164,6 +165,9 @@ def lex(text: str) -> list[Token]:
                 if _DANGER.search(text, i + 1, safe_until) or _DANGER.match(text, safe_until):
                     t = Token("error", f"a quote or comment opener next to `{t.text}`, which is no token", i, n)
             t = t if t.kind == "error" else t._replace(kind="sym")
+        elif t.kind == "ident" and "'" in t.text and tokens and tokens[-1].end == i and tokens[-1].kind == "sym" \
+                and _DANGER.match(text, t.end):   # `∑b'"…`: a token `∑b` missing here would make `'"'` a char
+            t = Token("error", f"`{t.text}` glued to `{tokens[-1].text}` and to a quote or comment opener", i, n)
         tokens.append(t)
         if t.kind == "error":
             return tokens

@@ -63,6 +63,12 @@ def test_a_quote_next_to_an_unknown_token_is_an_error(text):
     assert lex(text)[0].kind == "error", kinds(text)
 
 
+@pytest.mark.parametrize("text", ["∑b'\"'", "(h'--c", "⁻¹a'\"s\""])
+def test_an_identifier_with_a_quote_glued_between_a_symbol_and_a_quote_is_an_error(text):
+    """Were `∑b` a token this table lacks, Lean would read `'"'` as a char literal where we read `b'` and a string."""
+    assert any(t.kind == "error" for t in lex(text)), kinds(text)
+
+
 def test_an_unknown_character_alone_is_read_on():
     """No token starts with it: a Lean parse error (the judge rejects it), so the rest is still read."""
     assert kinds("⁂ 'a'") == [("sym", "⁂"), ("char", "'a'")]
