@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 from pathlib import Path
 
 from lean_env.tables.lean_source import declarations, imports, leading_behaviour_categories
 
 _ROOTS = ("Mathlib", "Aesop")           # what the trusted header imports
-_IDENT_LIKE = __import__("re").compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*")
+_IDENT_LIKE = re.compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*")
 _CORE_BOTH = {"tactic", "conv"}         # `Lean.Parser.Category.tactic`/`conv`: `(behavior := both)`
 _CORE = {"Init", "Lean", "Lake", "Std"}  # core Lean's module roots (their tokens come from core.txt)
 
