@@ -78,6 +78,9 @@ class CheckOptions:
 
     def __post_init__(self) -> None:
         _check_types(self)
+        if not isinstance(self.max_heartbeats, int) or self.max_heartbeats < 0:
+            raise ValueError(f"max_heartbeats must be a whole number >= 0 (0: the header's), "
+                             f"got {self.max_heartbeats!r}")
 
 
 RECHECK_TOOLS = ("comparator", "lean4checker", "safeverify")   # = lean_env.recheck.TOOLS (not imported: a cycle)

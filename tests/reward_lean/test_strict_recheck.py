@@ -91,3 +91,6 @@ def test_strict_mode_options_are_checked_at_start():
         RecheckOptions(recheck_tool="comparator", recheck_workers=2)
     with pytest.raises(ValueError, match="true or false"):
         rl.resolve_config(strict_recheck="false")
+    with pytest.raises(ValueError, match="max_heartbeats"):
+        rl.resolve_config(max_heartbeats=-1)
+    assert rl.resolve_config(max_heartbeats=0).check.max_heartbeats == 0
