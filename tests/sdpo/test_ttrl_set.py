@@ -148,3 +148,18 @@ def test_errors_name_the_problem():
     ttrl.observe("a", valid=False, infra=False)
     with pytest.raises(ValueError, match="should have ended"):
         ttrl.draw(1, 4, step=2)
+
+
+def test_the_ttrl_config_block_takes_one_way_of_naming_the_set_and_a_budget():
+    from sdpo_ext.config import TTRLConfig
+
+    assert not TTRLConfig().active and TTRLConfig(theorem="t", max_attempts=8).active
+    assert TTRLConfig(theorems=["a", "b"], max_attempts=8).active and TTRLConfig(split="val", max_attempts=8).active
+    with pytest.raises(ValueError, match=r"one of theorem, theorems, split, not \['theorem', 'split'\]"):
+        TTRLConfig(theorem="t", split="val", max_attempts=8)
+    with pytest.raises(ValueError, match="sdpo.ttrl.split must be one of"):
+        TTRLConfig(split="test", max_attempts=8)
+    with pytest.raises(ValueError, match="sdpo.ttrl.theorems is empty"):
+        TTRLConfig(theorems=[], max_attempts=8)
+    with pytest.raises(ValueError, match="sdpo.ttrl.theorems needs sdpo.ttrl.max_attempts"):
+        TTRLConfig(theorems=["a"])
