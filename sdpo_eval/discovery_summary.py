@@ -3,7 +3,12 @@ of first successes, and the summary JSON the bench results keep (issue 32's sche
 
     {"task", "call", "budget": B, "problems": [...],
      "methods": {<method>: {"seeds": [...], "discovery_at": {"<k>": {"value", "low", "high"}},
-                            "first_success": {<problem>: [attempt or null, one per run, in seed order]}}}}
+                            "first_success": {<problem>: [attempt or null, one per run, in seed order]},
+                            "attempts_to_match_best_of_k": k or null}}}
+
+`attempts_to_match_best_of_k`: the least k at which the method's discovery@k reaches best-of-k's discovery@B (the
+issue's "same discovery rate with fewer attempts"); null when it never does within B, or without a best-of-k run or
+a problem best-of-k solved.
 
 `first_success` counts the problem's own judged attempts (the attempt log's `attempt`), also in a set-TTRL run where
 the model meanwhile trained on the other problems' attempts too.
@@ -16,10 +21,22 @@ from typing import Any
 SUMMARY_KEYS = ("seeds", "discovery_at", "first_success")
 
 
+def attempts_to_match(curve: list[float], target: float) -> int | None:
+    """min{k : curve[k-1] >= target} for a target > 0, else None (1-based k; curve = discovery@1..B)."""
+    if target <= 0:
+        return None
+    return next((k for k, value in enumerate(curve, start=1) if value >= target - 1e-12), None)
+
+
 def summary(report: dict[str, Any], task: str, call: str) -> dict[str, Any]:
     """The report cut to the schema above (the full curves stay in the report)."""
+    methods = {m: {key: row[key] for key in SUMMARY_KEYS} for m, row in report["methods"].items()}
+    if "best_of_k" in report["methods"]:
+        target = report["methods"]["best_of_k"]["curve"][-1]
+        for method, row in report["methods"].items():
+            methods[method]["attempts_to_match_best_of_k"] = attempts_to_match(row["curve"], target)
     return {"task": task, "call": call, "budget": report["budget"], "problems": report["problems"],
-            "methods": {m: {key: row[key] for key in SUMMARY_KEYS} for m, row in report["methods"].items()}}
+            "methods": methods}
 
 
 def _cell(firsts: list[int | None]) -> str:

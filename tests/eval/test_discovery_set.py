@@ -11,7 +11,7 @@ import pytest
 import sdpo_eval.discovery as discovery
 from sdpo_attempts.log import AttemptLog
 from sdpo_eval.discovery_set import SET_METHODS, run_set, set_command
-from sdpo_eval.discovery_summary import first_success_table, summary
+from sdpo_eval.discovery_summary import attempts_to_match, first_success_table, summary
 from sdpo_ext.ttrl_set import TTRLSet
 
 
@@ -139,8 +139,11 @@ def test_discovery_at_k_from_set_runs_hand_computed(set_logs):
     assert table[6].startswith(f"| discovery@{budget} [95% CI] | 0.12 [") and table[7] == "| seeds | 1, 2 | 1, 2 |"
     short = summary(report, task="toy", call="unit test")
     assert set(short) == {"task", "call", "budget", "problems", "methods"}
+    # best-of-k reaches 0.5/4 at k = 12 (its 16th attempt changes nothing); sdpo reaches it at k = 2
     assert short["methods"]["sdpo"] == {"seeds": [1, 2], "discovery_at": sdpo["discovery_at"],
-                                        "first_success": sdpo["first_success"]}
+                                        "first_success": sdpo["first_success"], "attempts_to_match_best_of_k": 2}
+    assert short["methods"]["best_of_k"]["attempts_to_match_best_of_k"] == 12
+    assert attempts_to_match([0.0, 0.1], 0.0) is None and attempts_to_match([0.0, 0.1], 0.2) is None
 
 
 def test_report_cli_writes_the_first_success_table(set_logs, capsys):
