@@ -102,6 +102,8 @@ job() {
     fi
     echo "$(date +%T) $task problems: $(cat "$DISC_DIR/problems_$task.txt")" >> "$DISC_DIR/runs.txt"
   done
+  local total; total=$(cat "$DISC_DIR"/problems_*.txt | tr , '\n' | grep -c .)
+  echo "$(date +%T) $total problems in all (issue 32 asks for at least 16)" >> "$DISC_DIR/runs.txt"
   for seed in $SEEDS; do for method in $METHODS; do for task in $ready; do
     problems=$(cat "$DISC_DIR/problems_$task.txt")
     wait_for_slot
