@@ -4,9 +4,10 @@ Contract: `grade(reply, reference, options)` returns within about `options.timeo
 free worker and a worker's start-up, which are not counted) from any thread, event loop or process, whatever the
 reply holds. A comparison that runs past its limit kills its worker process and comes back as verdict
 "grader_timeout": a wrong answer, not infra. The reference is fixed and the extraction is linear, so what runs
-past the limit is the policy's own answer (a power tower, a 4000-term sum); masking it would neither penalise it in
-RL nor count it in evaluation. Only a grader that fails by itself (a worker that dies or does not start, an empty
-reference) is infra: verdicts "infra" and "bad_task", masked.
+past the limit is the policy's own answer (a power tower such as 9^{9^{9^9}}); masking it would neither penalise
+it in RL nor count it in evaluation. Only a grader that fails by itself is infra, masked: a worker that dies or does not
+start, an empty reference ("bad_task"), or a worker starved of CPU (it ran past the wall-clock limit having used
+less than `STARVED_SHARE` of it as CPU time, read from /proc: the machine was busy, the reply may be fine).
 
 Why processes: sympy can run for hours on `9^{9^{9^9}}` while holding the GIL, and math-verify's own limit is
 SIGALRM, which only works on the main thread (verl 0.9.1's reward loop calls a synchronous `compute_score` from a
@@ -35,6 +36,10 @@ log = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT_S = 120.0           # a worker's imports (sympy, latex2sympy) are not part of any grading limit
 INFRA_VERDICTS = frozenset({"infra", "bad_task"})
+# A comparison past its limit that got less CPU time than this share of it was starved (a normal comparison needs
+# milliseconds, so it only runs out of time when starved; a runaway one on a loaded 2-core box still gets ~0.5).
+STARVED_SHARE = 0.25
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,15 @@ class _Worker:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line.decode()
 
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU time of the worker so far (Linux /proc), or None where it cannot be read."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS   # utime, stime: fields 14, 15 of stat(5)
+        except (OSError, IndexError, ValueError):
+            return None
+
     def kill(self) -> None:
         self.process.kill()
         self.process.wait()
@@ -129,12 +143,14 @@ class GradingPool:
         self._slots = threading.BoundedSemaphore(max_workers)
 
     def compare(self, prediction: str, reference: str, timeout_s: float) -> tuple[str, bool, str | None]:
-        """("ok", equal, canonical prediction), ("timeout", False, None) or ("infra", False, None)."""
+        """("ok", equal, canonical prediction), ("timeout", False, None) or ("infra", False, None); a comparison past
+        `timeout_s` of wall time is "timeout" unless its worker got less than `STARVED_SHARE` of it as CPU time."""
         with self._slots:
             with self._lock:
                 worker = self._idle.pop() if self._idle else None
             try:
                 worker = worker or _Worker()
+                cpu_before = worker.cpu_seconds()
                 worker.send({"prediction": prediction, "reference": reference})
                 line = worker.read_line(timeout_s)
             except (OSError, RuntimeError) as e:  # a worker that died or never started
@@ -144,7 +160,13 @@ class GradingPool:
                 return "infra", False, None
             if line is None:
                 alive = worker.process.poll() is None
+                cpu_after = worker.cpu_seconds()
                 worker.kill()
+                if alive and cpu_before is not None and cpu_after is not None and \
+                        cpu_after - cpu_before < STARVED_SHARE * timeout_s:
+                    log.warning("math grading worker starved of CPU (%.2f s in %.1f s; masked as infra)",
+                                cpu_after - cpu_before, timeout_s)
+                    return "infra", False, None
                 if alive:
                     return "timeout", False, None
                 log.warning("math grading worker died (masked as infra)")

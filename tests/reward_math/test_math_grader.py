@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +110,16 @@ def test_prompt_opens_think_is_passed_to_the_extractor(pool):
     opened = MathGradingOptions(timeout_s=5.0, prompt_opens_think=True)
     assert grade(cut, "42", opened, pool).verdict == "no_answer"
     assert grade("reasoning</think>The answer is \\boxed{42}.", "42", opened, pool).verdict == "valid"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="CPU time is read from /proc")
+def test_a_worker_starved_of_cpu_is_infra_not_the_replys_timeout(pool):
+    """A comparison that ran past the limit without using the CPU (a busy machine, here a stopped worker) says nothing
+    about the reply: masked as infra, within the same wall-clock limit."""
+    grade(r"\boxed{1}", "1", limit(5.0), pool)
+    worker = pool._idle[-1]
+    os.kill(worker.process.pid, signal.SIGSTOP)
+    start = time.monotonic()
+    assert grade(r"\boxed{\frac{1}{2}}", "0.5", limit(1.0), pool).verdict == "infra"
+    assert time.monotonic() - start < 3.0
+    assert grade(r"\boxed{\frac{1}{2}}", "0.5", limit(5.0), pool).verdict == "valid"
