@@ -7,7 +7,8 @@ Layout of `Snippet.body` (line 1 = first body line):
   chain, unless model helpers precede the theorem       <- trusted
   model helper lemmas, [chain,] dataset statement `:=` model proof   <- "visible" code, line 1 = first line
   `end`
-  `example : type_of% @_root_.sdpo_ref_<nonce> := @_root_.<name>`   <- statement check at `check_line`
+  `set_option maxHeartbeats <bound> in example : type_of% @_root_.sdpo_ref_<nonce> := @_root_.<name>`
+                                                        <- statement check at `check_line`
   `#print axioms _root_.<name>`                                    <- axiom audit at `audit_line`, the last line
 The statement check makes the kernel confirm that the constant the proof declared has, up to definitional equality,
 the type of the dataset's statement elaborated in the clean header environment: so a statement whose notation,
@@ -27,6 +28,8 @@ instances or names the model's code changed fails there. Why this form (Lean 4.9
   the check, which therefore runs in the trusted header's scope. It opens with a heartbeat bound (default 400000)
   that the model may raise within the screen's bounds: the dataset headers set `maxHeartbeats 0`, under which a
   proof that never ends is only stopped by the wall clock, a masked timeout that is never paid and never penalised.
+- The check carries the same heartbeat bound, so a statement the model's context made expensive to compare fails
+  with Lean's heartbeat error (a mismatch) instead of running into the wall clock (a masked timeout).
 - A passing check prints nothing; the audit after it prints exactly one message, so a check that did not run cannot
   look like one that passed (a file cut short loses the audit too).
 The nonce is drawn per check, so model code cannot name the reference. Feedback line numbers count from the first line
@@ -103,11 +106,12 @@ def _code_text(text: str) -> str:
     return " ".join(t.text for t in lex(text) if t.kind != "comment")
 
 
-def statement_check_line(name: str, reference: str, kind: str = "theorem") -> str:
-    """The one-line kernel-checked statement check (see the module docstring). A `def` statement is data: its check
-    is `noncomputable` (the compiler must not try to compile a value that may be noncomputable)."""
+def statement_check_line(name: str, reference: str, kind: str = "theorem", max_heartbeats: int = 0) -> str:
+    """The one-line kernel-checked statement check (see the module docstring), under `max_heartbeats` unless 0. A
+    `def` statement is data: its check is `noncomputable` (the compiler must not compile a noncomputable value)."""
+    bound = f"set_option maxHeartbeats {max_heartbeats} in " if max_heartbeats else ""
     prefix = "" if kind in ("theorem", "lemma") else "noncomputable "
-    return f"{prefix}example : type_of% @_root_.{reference} := @_root_.{name}"
+    return f"{bound}{prefix}example : type_of% @_root_.{reference} := @_root_.{name}"
 
 
 def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id: str = "0", *,
@@ -129,7 +133,7 @@ def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id
     body = trusted + visible + "end\n"
     check_line = None
     if statement_check:
-        body += statement_check_line(st.name, reference, st.kind) + "\n"
+        body += statement_check_line(st.name, reference, st.kind, max_heartbeats) + "\n"
         check_line = body.count("\n")
     body += f"#print axioms _root_.{st.name}\n"
     return CheckPlan(Snippet(snippet_id, _with_newline(imports), body), st.name, offset, body.count("\n"), visible,

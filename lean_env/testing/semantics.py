@@ -11,10 +11,11 @@ Without a matching rule a command is valid, except that a literal `sorry` gives 
 and the "declaration uses sorry" warning, `native_decide` adds `Lean.ofReduceBool`, and a
 theorem mentioning a declared `axiom` depends on it. `#print axioms X` (also `_root_.X`) answers as Lean does:
 "'X' depends on axioms: [...]" or "Unknown constant `X`"; `#check X` gives "X : Prop" or "Unknown identifier `X`";
-the statement check `example : type_of% @_root_.R := @_root_.X` prints nothing when X is declared and R is an
-axiom (a kernel-checked `example` that passes is silent), else the error Lean 4.9 prints there: `unknown identifier
-'_root_.X'`, or, for a `retyped` rule, `type mismatch` in the layout of `throwTypeMismatchError`
-(Lean/Elab/Term.lean) and `mkHasTypeButIsExpectedMsg` (Lean/Meta/Check.lean), at the value's position;
+the statement check `[set_option maxHeartbeats N in] example : type_of% @_root_.R := @_root_.X` prints nothing
+when X is declared and R is an axiom (a kernel-checked `example` that passes is silent), else the error Lean 4.9
+prints there: `unknown identifier '_root_.X'`, or, for a `retyped` rule, `type mismatch` in the layout of
+`throwTypeMismatchError` (Lean/Elab/Term.lean) and `mkHasTypeButIsExpectedMsg` (Lean/Meta/Check.lean), at the
+value's position;
 `#eval Lean.versionString` answers the configured `lean_version` as Lean does (`"4.9.0"`, an info message).
 """
 from __future__ import annotations
@@ -31,10 +32,11 @@ _DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?" + _MODIFIERS + r"(?:theorem
 _AXIOM_DECL = re.compile(r"(?m)^[ \t]*axiom\s+([^\s():{}\[\]]+)")
 _PRINT = re.compile(r"(?m)^#print axioms\s+(?:_root_\.)?(\S+)")
 _CHECK = re.compile(r"(?m)^#check\s+([^\s(]\S*)")
-_STATEMENT_CHECK = re.compile(r"(?m)^(?:noncomputable )?example : type_of% @_root_\.(\S+) := (@_root_\.(\S+))[ \t]*$")
+_CHECK_HEAD = r"(?:set_option maxHeartbeats \d+ in )?(?:noncomputable )?example : type_of% "
+_STATEMENT_CHECK = re.compile(r"(?m)^" + _CHECK_HEAD + r"@_root_\.(\S+) := (@_root_\.(\S+))[ \t]*$")
 _SIGNATURE = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?" + _MODIFIERS + r"(?:theorem|lemma|def|axiom)\s+"
                         r"([^\s():{}\[\]]+)([^\n]*?)(?::=.*)?$")
-_UNUSED = re.compile(r"(?m)^(?:axiom |#check |(?:noncomputable )?example : type_of% ).*$")   # mentions, no uses
+_UNUSED = re.compile(r"(?m)^(?:axiom |#check |" + _CHECK_HEAD + r").*$")   # mentions of an axiom, no uses
 _VERSION_QUERY = re.compile(r"(?m)^#eval Lean\.versionString[ \t]*$")
 _SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
 OUTCOMES = {"valid", "error", "sorry", "tactic_sorry", "axiom", "unknown_constant", "repl_error",

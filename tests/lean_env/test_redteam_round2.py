@@ -229,7 +229,9 @@ def test_check_names_resolve_to_the_root_constants_whatever_the_model_declares(h
     env = {"rfl", "Eq", "t1", reference, *helper}
     scope = HEADER_OPENS + opens
     assert sorted(resolve("rfl", env, "", scope, aliases)) == sorted(["rfl", *helper])   # the old check's `rfl`
-    names = [t.text for t in lex(check) if t.kind == "ident" and t.text not in ("example", "type_of")]
+    idents = [t.text for t in lex(check) if t.kind == "ident"]
+    names = [t for t in idents if t.startswith("_root_.")]
+    assert set(idents) - set(names) <= {"set_option", "maxHeartbeats", "in", "example", "type_of"}   # syntax
     assert names == [f"_root_.{reference}", "_root_.t1"] and "type_of%" in check
     assert all(resolve(n, env, "", scope, aliases) == [n.removeprefix("_root_.")] for n in names)
     assert lines[plan.check_line - 2] == "end" and lines[plan.audit_line - 1] == "#print axioms _root_.t1"
@@ -247,7 +249,8 @@ def test_the_check_line_is_built_from_root_names_and_builtin_syntax_only():
         plan = build_check(screen(statement, _answer(code)))
         check = plan.snippet.body.split("\n")[plan.check_line - 1]
         name, keyword = ("t1", "example") if "t1" in statement else ("d1", "noncomputable example")
-        assert re.fullmatch(f"{keyword} : type_of% @_root_\\.sdpo_ref_[0-9a-f]{{16}} := @_root_\\.{name}", check)
+        assert re.fullmatch(f"set_option maxHeartbeats 400000 in {keyword} : type_of% "
+                            f"@_root_\\.sdpo_ref_[0-9a-f]{{16}} := @_root_\\.{name}", check)
 
 
 # ------------------------------------------------------------------------------------------------ the judge
@@ -353,7 +356,7 @@ def test_a_def_statement_is_checked_by_a_noncomputable_example():
     backend = InProcessRepl()
     result = asyncio.run(verify(Task("d1", statement, HEADER), _answer(f"{statement}\n  fun n => n"), backend))
     assert result.verdict is V, result.detail
-    assert "\nnoncomputable example : type_of% @_root_.sdpo_ref_" in backend.bodies[0]
+    assert " in noncomputable example : type_of% @_root_.sdpo_ref_" in backend.bodies[0]
 
 
 def test_screening_stays_linear_on_64_kb_of_attributes_and_options():
