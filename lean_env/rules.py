@@ -60,6 +60,7 @@ FORBIDDEN_PARTS = frozenset({
     "native_decide", "native", "ofReduceBool", "ofReduceNat", "reduceBool", "reduceNat", "trustCompiler",
     "implemented_by", "extern", "by_elab", "run_tac", "run_cmd", "run_elab", "run_meta", "evalExpr", "evalConst",
     "addDecl", "addAndCompile", "compileDecl", "IO", "exact?", "apply?", "rw?", "hint?",
+    "library_search", "rw_search",   # proof search over the environment: it would find the reference axiom
     "CoreM", "MetaM", "TermElabM", "TacticM", "CommandElabM", "MacroM",   # metaprograms, also after `open Lean …`
 })
 _META = frozenset({"Elab", "Meta", "Environment", "Parser", "Compiler", "IR", "Syntax", "Macro"})

@@ -89,6 +89,9 @@ SCREEN = [
     case("attribute", f"def n : Lean.Name := `native_decide\n{OK}", F),
     case("attribute", f"def q := `(tactic| trivial)\n{OK}", F),
     case("attribute", f"open Lean Elab Tactic in\ndef cheatTac : TacticM Unit := pure ()\n{OK}", F),
+    # proof search over the environment would find the reference axiom `sdpo_ref_<nonce>` (the audit lists it too)
+    case("search", f"{SIG} := by\n  library_search", F),
+    case("search", f"{SIG} := by\n  rw_search", F),
     # class 5: options that turn a limit off or set it beyond the bounds, in every position
     case("option", f"set_option maxHeartbeats 0\n{OK}", F),
     case("option", f"set_option maxHeartbeats 0 in\n{OK}", F),
