@@ -29,6 +29,16 @@ _FEEDBACK = {
 }
 
 
+def preflight(reward_kwargs: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the recipe's `reward_kwargs`, found before training starts (`sdpo_ext.startup_checks` calls
+    this), instead of in the first reward call; [] when the options are valid."""
+    try:
+        MathGradingOptions.from_kwargs({k: v for k, v in reward_kwargs.items() if k not in _VERL_KWARGS})
+    except ValueError as e:
+        return [f"{e} (fix reward.custom_reward_function.reward_kwargs)"]
+    return []
+
+
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping | None = None,
                   **kwargs: Any) -> dict[str, Any]:
     options = MathGradingOptions.from_kwargs({k: v for k, v in kwargs.items() if k not in _VERL_KWARGS})

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reward.math import compute_score
+from reward.math import compute_score, preflight
 
 KEYS = {"score": float, "verdict": str, "infra": float, "feedback": str, "extracted": str, "pred": str}
 
@@ -72,3 +72,12 @@ def test_never_raises_and_keeps_the_contract(reply, truth):
     assert {k: type(v) for k, v in out.items()} == KEYS
     assert out["verdict"] in ("valid", "wrong", "no_answer", "grader_timeout", "infra", "bad_task")
     assert out["infra"] == float(out["verdict"] in ("infra", "bad_task"))
+
+
+def test_preflight_reports_bad_options_before_training():
+    """sdpo_ext.startup_checks calls the reward module's preflight(reward_kwargs) before verl starts."""
+    assert preflight({"timeout_s": 5, "prompt_opens_think": False}) == [] and preflight({}) == []
+    assert preflight({"prompt_opens_think": "false"}) == [
+        "MATH grading option prompt_opens_think must be true or false, got 'false' "
+        "(fix reward.custom_reward_function.reward_kwargs)"]
+    assert "unknown MATH reward option(s) ['timeout']" in preflight({"timeout": 5})[0]
