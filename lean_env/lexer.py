@@ -16,8 +16,10 @@ The rules, in Lean's order:
   follows within its run of symbols: a token unknown here could swallow it.
 - Scoped tokens (active only after `open NS`): when a shorter reading (a shorter token or the identifier) would
   leave a quote, backtick or comment opener next, the text is an error, since Lean may read it either way.
-- An identifier with `'` glued between a symbol and a quote or comment opener is an error: were the symbol part of
-  a longer token this table lacks, Lean would read the `'` as a char literal.
+- Core Lean's tokens are transcribed, not scanned, so one may be missing (such as `]'`, `a[i]'h`). Hence a char
+  literal glued to a symbol other than an opening bracket or separator, and an identifier with `'` glued between a
+  symbol and a quote or comment opener, are errors: were the symbol part of a longer token ending in `'`, Lean
+  would read the quote differently.
 Kinds: ident, hash (a `#…` command token), num, str, char, name, comment, sym (any other token), error.
 Departure (stricter, never laxer): a string containing `{` is an error (after `s!`, `m!`, `throwError`, … Lean
 reads it as an interpolated string and parses the braces as code).
@@ -46,6 +48,7 @@ _NUMBER = re.compile(r"0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|(?!0[bBoOxX])[0-
 _RAW = re.compile(r'r(#*)"')
 _HASH = re.compile(f"#[{_ID_FIRST}]")
 _DANGER = re.compile(r"['\"`«]|--|/-|r#*\"")   # what a shorter reading of a scoped token could start
+_BEFORE_CHAR = frozenset({"(", "[", "{", "⟨", ",", "#[", "%[", ":=", "←", "<-", "|", ";", "$", "`("})   # no `X'` token
 _RUN = re.compile(f"[^\\s{_ID_REST}()\\[\\]{{}}⟨⟩,]*")   # how far a token unknown here could reach
 
 
@@ -147,6 +150,15 @@ def _literal(text: str, i: int) -> Token | None:
     return None
 
 
+def _glued_quote(text: str, prev: Token, t: Token) -> bool:
+    """A char literal glued to a symbol, or an identifier with `'` glued to a symbol and a quote (module docstring)."""
+    if prev.end != t.start or prev.kind != "sym":
+        return False
+    if t.kind == "char":
+        return prev.text not in _BEFORE_CHAR
+    return t.kind == "ident" and "'" in t.text and _DANGER.match(text, t.end) is not None
+
+
 def lex(text: str) -> list[Token]:
     """All tokens of `text` (comments included as kind `comment`); see the module docstring."""
     tokens: list[Token] = []
@@ -165,9 +177,8 @@ def lex(text: str) -> list[Token]:
                 if _DANGER.search(text, i + 1, safe_until) or _DANGER.match(text, safe_until):
                     t = Token("error", f"a quote or comment opener next to `{t.text}`, which is no token", i, n)
             t = t if t.kind == "error" else t._replace(kind="sym")
-        elif t.kind == "ident" and "'" in t.text and tokens and tokens[-1].end == i and tokens[-1].kind == "sym" \
-                and _DANGER.match(text, t.end):   # `∑b'"…`: a token `∑b` missing here would make `'"'` a char
-            t = Token("error", f"`{t.text}` glued to `{tokens[-1].text}` and to a quote or comment opener", i, n)
+        elif tokens and _glued_quote(text, tokens[-1], t):
+            t = Token("error", f"`{t.text}` glued to `{tokens[-1].text}` (Lean may read a longer token)", i, n)
         tokens.append(t)
         if t.kind == "error":
             return tokens

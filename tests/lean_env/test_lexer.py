@@ -55,7 +55,8 @@ def test_apostrophe_tokens_are_one_token_then_a_string(token):
     assert token in load("tokens.txt")
     text = f'{token}"-- x\' y"'
     assert kinds(text) == [("sym", token), ("str", '"-- x\' y"')]
-    assert kinds(f"{token}'a'") == [("sym", token), ("char", "'a'")]
+    assert kinds(f"{token} 'a'") == [("sym", token), ("char", "'a'")]
+    assert lex(f"{token}'a'")[-1].kind == "error"   # a char literal glued to a symbol: `⊕''` could be a token
 
 
 @pytest.mark.parametrize("text", ["⁂'a'", '⁂"s"', "ｓ'a'", "⁂+\"s\"", "⁂+--c", "⁂`n"])
@@ -63,10 +64,21 @@ def test_a_quote_next_to_an_unknown_token_is_an_error(text):
     assert lex(text)[0].kind == "error", kinds(text)
 
 
-@pytest.mark.parametrize("text", ["∑b'\"'", "(h'--c", "⁻¹a'\"s\""])
-def test_an_identifier_with_a_quote_glued_between_a_symbol_and_a_quote_is_an_error(text):
-    """Were `∑b` a token this table lacks, Lean would read `'"'` as a char literal where we read `b'` and a string."""
+@pytest.mark.parametrize("text", ["∑b'\"'", "(h'--c", "⁻¹a'\"s\"", "x+'\"'", "a]'\"'"])
+def test_a_quote_glued_to_a_symbol_is_an_error(text):
+    """Core tokens are transcribed (`]'` was once missing): were `∑b` or `+'` a token this table lacks, Lean would read
+    the quotes differently from us."""
     assert any(t.kind == "error" for t in lex(text)), kinds(text)
+
+
+@pytest.mark.parametrize("text", ["['a', 'b']", "('a')", "⟨'a'⟩", "#['a']", "f 'a'", "a := 'a'"])
+def test_char_literals_after_brackets_and_separators_are_read(text):
+    assert all(t.kind != "error" for t in lex(text)) and any(t.kind == "char" for t in lex(text))
+
+
+def test_get_elem_proof_token_then_a_string():
+    """`a[i]'h` is core's `]'` token (`Init/GetElem.lean`): a string after it is a string."""
+    assert kinds('a[0]\'"x"')[-2:] == [("sym", "]'"), ("str", '"x"')]
 
 
 def test_an_unknown_character_alone_is_read_on():
