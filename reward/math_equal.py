@@ -24,6 +24,9 @@ Deliberate normalisations (MATH's conventions; each is a departure from plain ma
 - repeating decimals: "0.\overline{45}" = 5/11 (math-verify parses the prefix "0");
 - a leading "x \in" is dropped ("x \in [1,2]" = [1,2]); "x = 5" = 5 and sets = relations ("x > 3" = (3, \infty))
   are math-verify's own rules;
+- a numeral in a base ("204_5", "1011_{2}") is its digits and base: a different base or digits is a different
+  answer (a subscripted symbol for sympy, so "204_8" would equal "204_5"), and a side without the subscript matches
+  the digits;
 - a multiple-choice label with its value ("\textbf{(D)}\ 12", AMC's form) equals the bare label "(D)", and two
   labelled values need the same label and value;
 - text answers ("\text{Evelyn}", "(C)", "odd") compare as lower-case text, never as products of symbols; an answer
@@ -46,6 +49,7 @@ _PERCENT = re.compile(r"\s*(?:\\%|%|\\text\{\s*%\s*\}|\s(?:percent|percentage|pc
 _ONE_LETTER_TEXT = re.compile(r"\\(?:mathrm|text|textrm|textnormal|mbox|mathit|operatorname)\s*\{\s*([A-Za-z])\s*\}")
 _TEXT_AND = re.compile(r"\s*(?:\\(?:text|mbox|textnormal|textrm)\{\s*(?:,\s*)?(?:and|or)\s*\}|\b(?:and|or)\b)\s*")
 _TEXT_GROUP = r"\\(?:text|mbox|textnormal|textrm|mathrm|textbf|textit|mathbf|textsf|texttt|emph)\s*\{[^{}]*\}"
+_BASE_NUMERAL = re.compile(r"((?=[0-9A-Za-z]*\d)[0-9A-Za-z]+)_\{?(\d+)\}?")     # "204_5", "A3_{16}": digits in a base
 _CHOICE_TEXT = r"(?:\\(?:text|textbf|mathbf|mathrm|textrm)\s*\{\s*)?"
 _CHOICE = re.compile(rf"{_CHOICE_TEXT}\(\s*([A-Ea-e])\s*\)\s*\}}?\s*([^()]*)|{_CHOICE_TEXT}([A-E])\s*\}}?")
 _UNIT_WORDS = (
@@ -217,6 +221,11 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
         return True
     if re.fullmatch(r"[A-Za-z]", pred) and re.fullmatch(r"[A-Za-z]", ref):
         return False  # two different letters (x and X are different variables; math-verify ignores the case)
+    base_pred, base_ref = _BASE_NUMERAL.fullmatch(pred), _BASE_NUMERAL.fullmatch(ref)
+    if base_pred or base_ref:   # a numeral in a base is its digits, never a subscripted symbol (sympy: 204_8 = 204_5)
+        (digits_pred, in_pred), (digits_ref, in_ref) = (m.groups() if m else (text, None) for m, text in
+                                                         ((base_pred, pred), (base_ref, ref)))
+        return digits_pred.upper() == digits_ref.upper() and (in_pred is None or in_ref is None or in_pred == in_ref)
     pred_choice, ref_choice = _choice(pred), _choice(ref)
     if pred_choice and ref_choice and (pred_choice[1] or ref_choice[1]):   # "\textbf{(D)}\ 12" against "(D)"
         values = {v for v in (pred_choice[1], ref_choice[1]) if v}

@@ -77,6 +77,8 @@ def test_huge_answers_are_bounded_before_sympy(answer):
     ("7 3/4", r"\frac{31}{4}", True), ("twenty-one", "21", True), ("2.5 million", "2500000", True),
     ("\u22125", "-5", True), ("3\u221a2", r"3\sqrt{2}", True), (r"\textbf{(D)}", r"\text{(D)}", True),
     ("yes", r"\text{Yes}", True), ("no", "yes", False),
+    ("204_8", "204_5", False), ("204_{5}", "204_5", True), ("1011", "1011_2", True), ("11", "1011_2", False),
+    ("A3_{16}", "a3_16", True), ("x", "x_1", False), ("x_1", "x_2", False),
 ])
 def test_round_two_equivalence(prediction, reference, equal):
     assert answers_equal(prediction, reference) is equal
