@@ -8,7 +8,8 @@ The dependency commits are read from the Mathlib commit's `lake-manifest.json`; 
 Only the modules that `import Mathlib` and `import Aesop` load are scanned (the import closure), since a token of
 a module that is not imported is not in Lean's token table. Core Lean's tokens and commands (builtin parsers in
 `Lean/Parser/*.lean`, notations in `Init/`, Lake's DSL) come from `core.txt` beside this file: the entries
-transcribed from the lean4 sources it cites (the lean4 repository is too large to fetch here).
+transcribed from the lean4 sources it cites (the lean4 repository is too large to fetch here). Given a lean4 clone
+(`--lean4 <git dir> --lean4-rev v4.9.0`), core's syntax declarations are scanned as well, in the same closure.
 Output lines are `<entry>\\t<scope>` (scope `global` or `scoped`), sorted, after `--` header lines naming the sources.
 """
 from __future__ import annotations
@@ -47,8 +48,9 @@ def _read_tree(gitdir: Path, commit: str) -> dict[str, str]:
 
 
 def _closure(modules: dict[str, str]) -> list[str]:
-    """Modules reachable by imports from _ROOTS, among `modules` (`{module: text}`); others are core's."""
-    seen, todo = set(), [r for r in _ROOTS if r in modules]
+    """Modules reachable by imports from _ROOTS and `Init` (every file without `prelude` imports it), among
+    `modules` (`{module: text}`)."""
+    seen, todo = set(), [r for r in (*_ROOTS, "Init") if r in modules]
     while todo:
         m = todo.pop()
         if m in seen:
@@ -78,14 +80,31 @@ def _add(table: dict[str, str], entry: str, scope: str) -> None:
         table[entry] = scope
 
 
-def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> tuple[dict, dict, list[str]]:
-    """`(tokens, commands, header)` where tokens and commands map an entry to its scope."""
+def _lean4_modules(gitdir: Path, rev: str) -> dict[str, str]:
+    """`{module: text}` of a lean4 checkout: `src/Init/Core.lean` is `Init.Core`, `src/lake/Lake/X.lean` is `Lake.X`."""
+    modules = {}
+    for p, text in _read_tree(gitdir, rev).items():
+        root = next((r for r in ("src/lake/", "src/") if p.startswith(r)), None)
+        if root is not None:
+            modules[p[len(root):-5].replace("/", ".")] = text
+    return modules
+
+
+def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path,
+          lean4: tuple[Path, str] | None = None) -> tuple[dict, dict, list[str]]:
+    """`(tokens, commands, header)` where tokens and commands map an entry to its scope.
+
+    With `lean4` (git dir, revision), core's `syntax`/`notation`/... declarations are scanned too; its builtin
+    parsers (`leading_parser "theorem "`) are not, so `core` still supplies those."""
     manifest = json.loads(_git(mathlib, "show", f"{commit}:lake-manifest.json"))
     revs = {p["name"]: (p["url"], p["rev"]) for p in manifest["packages"]}
     full = _git(mathlib, "rev-parse", commit).strip()
     tokens, commands, header = _core(core)
     header = [f"-- mathlib {full} (Lean {_git(mathlib, 'show', f'{commit}:lean-toolchain').strip()})", *header]
     modules: dict[str, str] = {}
+    if lean4 is not None:
+        header.append(f"-- lean4 {_git(lean4[0], 'rev-parse', lean4[1] + '^{commit}').strip()} ({lean4[1]})")
+        modules.update(_lean4_modules(*lean4))
     for name, (url, rev) in sorted(revs.items()):
         if name not in packages:
             header.append(f"-- not scanned: {name} {url} {rev} (no module of it is in the import closure)")
@@ -96,7 +115,8 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> 
     for p, text in _read_tree(mathlib, full).items():
         modules[p[:-5].replace("/", ".")] = text
     scanned = _closure(modules)
-    missing = {i for m in scanned for i in imports(modules[m]) if i not in modules and i.split(".")[0] not in _CORE}
+    external = set() if lean4 else _CORE
+    missing = {i for m in scanned for i in imports(modules[m]) if i not in modules and i.split(".")[0] not in external}
     if missing:
         raise SystemExit(f"error: modules not found: {sorted(missing)[:5]} (pass their package with --package)")
     header.append(f"-- {len(scanned)} modules scanned: the import closure of {', '.join(_ROOTS)}")
@@ -127,10 +147,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--commit", required=True, help="the Mathlib commit the statements use")
     ap.add_argument("--package", action="append", default=[], help="NAME=GITDIR for each lake-manifest package")
     ap.add_argument("--core", type=Path, default=here / "core.txt", help="core Lean's tokens and commands")
+    ap.add_argument("--lean4", type=Path, help="git dir of a lean4 clone: also scan core's syntax declarations")
+    ap.add_argument("--lean4-rev", default="v4.9.0", help="the lean4 tag or commit to scan (with --lean4)")
     ap.add_argument("--out", type=Path, default=here, help="where tokens.txt and commands.txt go")
     args = ap.parse_args(argv)
     packages = {k: Path(v) for k, _, v in (p.partition("=") for p in args.package)}
-    tokens, commands, header = build(args.mathlib, args.commit, packages, args.core)
+    lean4 = (args.lean4, args.lean4_rev) if args.lean4 else None
+    tokens, commands, header = build(args.mathlib, args.commit, packages, args.core, lean4)
     write(args.out / "tokens.txt", tokens, header)
     write(args.out / "commands.txt", commands, header)
     print(f"{len(tokens)} tokens, {len(commands)} commands -> {args.out}")

@@ -124,3 +124,30 @@ def test_make_tables_scans_the_import_closure_at_the_manifest_commits(tmp_path):
         "#used\tglobal", "unif_hint\tglobal", "variables\tglobal"]
     assert [ln for ln in tokens.splitlines() if not ln.startswith("--")] == [
         "#used\tglobal", "unif_hint\tglobal", "variables\tglobal", "ε'\tscoped", "∑'\tglobal", "⊕⊕'\tglobal"]
+
+
+def test_make_tables_scans_core_declarations_in_the_closure_given_a_lean4_clone(tmp_path):
+    _repo(tmp_path / "lean4", {
+        "src/Init.lean": "prelude\nimport Init.Core\n",
+        "src/Init/Core.lean": "prelude\ninfixr:30 \" ⊕' \" => PSum\n",
+        "src/Lean.lean": "import Lean.Elab.UnifHint\n",
+        "src/Lean/Elab/UnifHint.lean": "syntax \"unif_hint\" ident : command\n",
+        "src/Lean/Unimported.lean": "syntax \"#never\" : command\n",
+        "src/lake/Lake/CLI/Main.lean": "namespace Lake.DSL\nscoped syntax \"require\" ident : command\n",
+    })
+    subprocess.run(["git", "-C", str(tmp_path / "lean4"), "tag", "v4.9.0"], check=True)
+    commit = _repo(tmp_path / "mathlib", {
+        "Mathlib.lean": "import Lean\nimport Lake.CLI.Main\n",
+        "lake-manifest.json": json.dumps({"packages": []}),
+        "lean-toolchain": "leanprover/lean4:v4.9.0\n",
+    })
+    core = tmp_path / "core.txt"
+    core.write_text("-- core\ncommand\ttheorem\tglobal\tsrc/Lean/Parser/Command.lean\n")
+    main(["--mathlib", str(tmp_path / "mathlib" / ".git"), "--commit", commit, "--core", str(core),
+          "--lean4", str(tmp_path / "lean4" / ".git"), "--out", str(tmp_path)])
+    commands = (tmp_path / "commands.txt").read_text(encoding="utf-8")
+    assert "-- lean4 " in commands and "(v4.9.0)" in commands
+    assert [ln for ln in commands.splitlines() if not ln.startswith("--")] == [
+        "require\tscoped", "theorem\tglobal", "unif_hint\tglobal"]
+    tokens = (tmp_path / "tokens.txt").read_text(encoding="utf-8")
+    assert "⊕'\tglobal" in tokens and "#never" not in tokens
