@@ -92,9 +92,9 @@ def _block_end(text: str, body: int) -> int:
 def _scoped_ambiguity(text: str, i: int, end: int, ident_end: int) -> bool:
     """Whether the scoped token `text[i:end]` has a shorter Lean reading after which a literal or comment opens.
 
-    Lean's match is the longest ACTIVE token: any shorter token of the table at `i`, or the identifier."""
-    shorter = [i + len(t) for t in _BY_FIRST[text[i]] if len(t) < end - i and text.startswith(t, i)]
-    return any(e < end and _DANGER.match(text, e) for e in shorter + [ident_end])
+    Lean's match is the longest ACTIVE token at `i`, unless the identifier there is longer (`mkIdResult`)."""
+    shorter = [i + len(t) for t in _BY_FIRST[text[i]] if ident_end - i <= len(t) < end - i and text.startswith(t, i)]
+    return any(i < e < end and _DANGER.match(text, e) for e in shorter + [ident_end])
 
 
 def _symbol_or_ident(text: str, i: int) -> Token:

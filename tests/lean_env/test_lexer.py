@@ -81,6 +81,11 @@ def test_get_elem_proof_token_then_a_string():
     assert kinds('a[0]\'"x"')[-2:] == [("sym", "]'"), ("str", '"x"')]
 
 
+def test_a_scoped_token_that_is_also_an_identifier_is_read():
+    """`π'` is a scoped token; without it Lean reads the identifier `π'` (longer than the token `π`), never `π` `'`."""
+    assert kinds("π' = 1") == [("ident", "π'"), ("sym", "="), ("num", "1")]
+
+
 def test_an_unknown_character_alone_is_read_on():
     """No token starts with it: a Lean parse error (the judge rejects it), so the rest is still read."""
     assert kinds("⁂ 'a'") == [("sym", "⁂"), ("char", "'a'")]
