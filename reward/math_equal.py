@@ -29,7 +29,8 @@ Deliberate normalisations (MATH's conventions; each is a departure from plain ma
   the digits;
 - a multiple-choice label with its value ("\textbf{(D)}\ 12", AMC's form) equals the bare label "(D)", and two
   labelled values need the same label and value;
-- text answers ("\text{Evelyn}", "(C)", "odd") compare as lower-case text, never as products of symbols; an answer
+- text answers ("\text{Evelyn}", "(C)", "odd") compare as lower-case text, never as products of symbols (words left
+  in a formula, "0 \text{ or more}", make it no formula: it matches only as text, never through sympy); an answer
   written in number words ("six", "twenty-five", "one hundred") is that number; two bare letters are equal only
   with the same case.
 """
@@ -51,7 +52,7 @@ _TEXT_AND = re.compile(r"\s*(?:\\(?:text|mbox|textnormal|textrm)\{\s*(?:,\s*)?(?
 _TEXT_GROUP = r"\\(?:text|mbox|textnormal|textrm|mathrm|textbf|textit|mathbf|textsf|texttt|emph)\s*\{[^{}]*\}"
 _BASE_NUMERAL = re.compile(r"((?=[0-9A-Za-z]*\d)[0-9A-Za-z]+)_\{?(\d+)\}?")     # "204_5", "A3_{16}": digits in a base
 _CHOICE_TEXT = r"(?:\\(?:text|textbf|mathbf|mathrm|textrm)\s*\{\s*)?"
-_CHOICE = re.compile(rf"{_CHOICE_TEXT}\(\s*([A-Ea-e])\s*\)\s*\}}?\s*([^()]*)|{_CHOICE_TEXT}([A-E])\s*\}}?")
+_CHOICE = re.compile(rf"{_CHOICE_TEXT}\(\s*([A-Ea-e])\s*\)\s*\}}?(?:\s+([-\d\\.][^()]*))?|{_CHOICE_TEXT}([A-E])\s*\}}?")
 _UNIT_WORDS = (
     "square units|sq units|units|unit|square feet|square inches|square meters|square centimeters|square cm|sq ft|"
     "cubic feet|cubic inches|cubic units|cubic centimeters|degrees|degree|radians|radian|dollars|dollar|cents|cent|"
@@ -65,7 +66,8 @@ _TRAILING_UNIT = re.compile(rf"\s*(?:{_TEXT_UNIT}|(?<![A-Za-z\\])(?:{_UNIT_WORDS
 _MEMBER_OF = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?\s*\\in\b\s*")
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _REPEATING = re.compile(r"(-?)(?<![\d.])(\d*)\.(\d*)\\overline\{(\d+)\}")   # starts only where a number does
-_TEXT_ONLY = re.compile(rf"^(?:{_TEXT_GROUP}|[A-Za-z ,.'()-])+$")
+_TEXT_ONLY = re.compile(rf"^(?:{_TEXT_GROUP}|[A-Za-z ,.'()]|(?<=[A-Za-z])-(?=[A-Za-z]))+$")   # no sign: "-(Evelyn)"
+_PROSE = re.compile(r"\\(?:text|mbox|textnormal|textrm|textbf|textit|mathrm)\s*\{[^{}]*[A-Za-z]{2}[^{}]*\}")
 _WORD = re.compile(r"(?<!\\)\b[A-Za-z]{2,}\b")
 _UNICODE = str.maketrans({"\u2212": "-", "\uff0d": "-", "π": "\\pi ", "∞": "\\infty ", "×": "\\times ",
                           "·": "\\cdot ", "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne "})
@@ -200,9 +202,10 @@ def _choice(answer: str) -> tuple[str, str] | None:
     """(letter, value) of a multiple-choice answer: "(D)", "\\textbf{(D)} 12", "\\text{D}", "D" (A-E upper-case only
     when bare, so the constant e is no choice); None otherwise."""
     match = _CHOICE.fullmatch(answer.strip())
-    if match is None:
-        return None
-    return (match.group(1) or match.group(3)).upper(), (match.group(2) or "").strip()
+    value = (match.group(2) or "").strip() if match else ""
+    if match is None or re.search(r"(?<![\\A-Za-z])[A-Za-z]{2,}", value) or (value and not re.search(r"\d", value)):
+        return None   # a value is a number or formula, not words ("(C) \text{ or more}")
+    return (match.group(1) or match.group(3)).upper(), value
 
 
 def _above_one(answer: str) -> bool:
@@ -234,6 +237,8 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
         return _text_form(pred) is not None and _text_form(pred) == _text_form(ref)
     if max(len(pred), len(ref)) > MAX_CHARS:
         return False  # unequal as text; sympy would spend seconds on a 100,000-digit literal
+    if _PROSE.search(pred) or _PROSE.search(ref):
+        return False  # words left in a formula ("7 \text{ or more}"): sympy would read them as a product of symbols
     one_sided = pred_percent != ref_percent
     golds = [ref] + ([f"\\frac{{{ref}}}{{100}}"] if one_sided and ref_percent else [])
     guesses = ([pred] if as_written else []) + ([f"\\frac{{{pred}}}{{100}}"] if one_sided and pred_percent else [])

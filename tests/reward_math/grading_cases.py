@@ -583,6 +583,8 @@ ROUND_TWO = [
     Case("adversarial", "7", r"So we need $\boxed{7\text{ at least}}$.", False),
     Case("adversarial", "3", r"So $\boxed{3 \text{ if } n \text{ is odd}}$.", False, "a condition, not a unit"),
     Case("adversarial", "12", r"So $\boxed{12 \text{ more than } x}$.", False),
+    Case("adversarial", "0", r"So the least value is $\boxed{0 \text{ or more}}$.", False, "0 times words is not 0"),
+    Case("adversarial", r"\text{(C)}", r"So the answer is $\boxed{\text{(C)} \text{ or (D)}}$.", False),
     Case("lm-eval", "5", r"Final Answer: The final answer is $5\text{ m}$. I hope it is correct.", True,
          r"minerva normalize_final_answer drops \text{m}"),
     Case("lm-eval", "60", r"Final Answer: The final answer is $60\text{s}$. I hope it is correct.", True,

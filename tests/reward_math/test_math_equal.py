@@ -79,6 +79,9 @@ def test_huge_answers_are_bounded_before_sympy(answer):
     ("yes", r"\text{Yes}", True), ("no", "yes", False),
     ("204_8", "204_5", False), ("204_{5}", "204_5", True), ("1011", "1011_2", True), ("11", "1011_2", False),
     ("A3_{16}", "a3_16", True), ("x", "x_1", False), ("x_1", "x_2", False),
+    (r"-(\text{Evelyn})", r"\text{Evelyn}", False), (r"\text{(C)}+1", r"\text{C}", False),
+    (r"\text{(C)} \text{ or more}", r"\text{C}", False), (r"0 \text{ or more}", "0", False),
+    ("well-known", r"\text{well-known}", True),
 ])
 def test_round_two_equivalence(prediction, reference, equal):
     assert answers_equal(prediction, reference) is equal
