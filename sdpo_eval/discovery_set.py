@@ -4,7 +4,7 @@
         --budget 256 --out-dir ~/sdpo_runs/discovery_set [--methods grpo,sdpo,best_of_k] [--seeds 1,2] [-- overrides]
     python -m sdpo_eval.discovery report --run-dir ~/sdpo_runs/discovery_set --budget 256
 
-Each run is `python -m verl.trainer.main_ppo +recipe=<algorithm>_<model> +sdpo.ttrl.theorems=[...]
+Each run is `python -m verl.trainer.main_ppo +recipe=<algorithm>_<model> ++sdpo.ttrl.theorems=[...]
 sdpo.ttrl.max_attempts=<budget> ...` (`set_command`): every problem trained on together from the base model, a
 problem retiring at its first valid proof, one attempt log per run (<out-dir>/<method>/seed<seed>/attempts.jsonl).
 Best-of-k is the same run of the GRPO recipe with verl's actor update switched off (`trainer.critic_warmup`: verl
@@ -41,7 +41,7 @@ def set_command(method: str, model: str, problems: Sequence[str], budget: int, r
     return [
         python, "-m", "verl.trainer.main_ppo",
         f"+recipe={algorithm}_{model}",
-        f"+sdpo.ttrl.theorems=[{','.join(problems)}]",
+        f"++sdpo.ttrl.theorems=[{','.join(problems)}]",
         f"sdpo.ttrl.max_attempts={budget}",
         f"sdpo.ttrl.stop_on_success={str(stop_on_success).lower()}",
         f"sdpo.algorithm_name={method}",

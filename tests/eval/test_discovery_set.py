@@ -20,7 +20,7 @@ def test_set_command_trains_on_every_problem_in_one_run(tmp_path):
     command = set_command("sdpo_confident", "toy_lean", ["toy_add_7_5", "toy_lt_9_11"], 128, run_dir, 2,
                           overrides=["trainer.n_gpus_per_node=1"], python="python")
     assert command[:5] == ["python", "-m", "verl.trainer.main_ppo", "+recipe=sdpo_toy_lean",
-                           "+sdpo.ttrl.theorems=[toy_add_7_5,toy_lt_9_11]"]
+                           "++sdpo.ttrl.theorems=[toy_add_7_5,toy_lt_9_11]"]
     assert {"sdpo.ttrl.max_attempts=128", "sdpo.ttrl.stop_on_success=true", "sdpo.algorithm_name=sdpo_confident",
             f"sdpo.attempt_log={run_dir / 'attempts.jsonl'}", "data.seed=2", "actor_rollout_ref.rollout.seed=2",
             "actor_rollout_ref.actor.sdpo.token_weighting=confident"} <= set(command)
@@ -70,7 +70,7 @@ def test_run_set_launches_one_process_per_method_and_seed_and_skips_finished(tmp
     results = run_set("m", ["a", "b"], 16, tmp_path, ["grpo", "sdpo"], [1, 2])
     assert [(r["method"], r["seed"], r["returncode"]) for r in results] == [
         ("grpo", 1, 0), ("grpo", 2, 0), ("sdpo", 1, 0), ("sdpo", 2, 1)]
-    assert all("+sdpo.ttrl.theorems=[a,b]" in c for c in launched) and len(launched) == 4
+    assert all("++sdpo.ttrl.theorems=[a,b]" in c for c in launched) and len(launched) == 4
     launched.clear()
     assert discovery.main(["run-set", "--model", "m", "--problems", "a,b", "--budget", "16", "--out-dir",
                            str(tmp_path), "--methods", "grpo,sdpo", "--seeds", "1,2"]) == 1  # the failed run again

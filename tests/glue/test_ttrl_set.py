@@ -42,7 +42,7 @@ def make(tmp_path, toy_dir, monkeypatch, smollm2_tokenizer):
     monkeypatch.setenv("SDPO_TOY_DATA_DIR", str(toy_dir))
     monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))
 
-    def build(algorithm="grpo", ttrl=(f"+sdpo.ttrl.theorems=[{','.join(FOUR)}]",), budget=8, extra=()):
+    def build(algorithm="grpo", ttrl=(f"sdpo.ttrl.theorems=[{','.join(FOUR)}]",), budget=8, extra=()):
         overrides = [*ttrl, f"sdpo.ttrl.max_attempts={budget}", "data.dataloader_num_workers=0", *extra]
         if not any(o.startswith("sdpo.ttrl.theorem=") for o in ttrl):
             overrides.append(f"actor_rollout_ref.rollout.n={N}")
@@ -163,7 +163,7 @@ def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retir
 
 
 def test_infra_spends_no_budget_and_the_problem_is_drawn_again(make, monkeypatch):
-    trainer = make(ttrl=("+sdpo.ttrl.theorems=[toy_add_7_5,toy_lt_9_11]",), budget=4,
+    trainer = make(ttrl=("sdpo.ttrl.theorems=[toy_add_7_5,toy_lt_9_11]",), budget=4,
                    extra=("data.train_batch_size=1",))
     names, metrics, fake = step(trainer, monkeypatch, lambda name, j: "infra")
     (first,) = names
@@ -206,10 +206,10 @@ def test_a_resumed_run_keeps_its_solved_set_and_counts(make, monkeypatch):
 
 def test_a_resume_after_the_last_problem_retired_runs_no_step(make, monkeypatch):
     monkeypatch.setattr(PPOTrainerSync, "_save_checkpoint", lambda self: None)
-    first = make(ttrl=("+sdpo.ttrl.theorems=[toy_add_7_5]",), extra=("data.train_batch_size=1",))
+    first = make(ttrl=("sdpo.ttrl.theorems=[toy_add_7_5]",), extra=("data.train_batch_size=1",))
     step(first, monkeypatch, lambda name, j: "valid")
     first._save_checkpoint()
-    resumed = make(ttrl=("+sdpo.ttrl.theorems=[toy_add_7_5]",), extra=("data.train_batch_size=1",))
+    resumed = make(ttrl=("sdpo.ttrl.theorems=[toy_add_7_5]",), extra=("data.train_batch_size=1",))
     monkeypatch.setattr(PPOTrainerSync, "_load_checkpoint", lambda self: setattr(self, "global_steps", 1))
     resumed._load_checkpoint()
     assert resumed.ttrl_set.finished and resumed.total_training_steps == 1  # fit() starts at step 2: no step
@@ -250,7 +250,7 @@ def test_one_theorem_is_a_set_of_one(make, monkeypatch):
 
 
 def test_a_split_is_every_problem_of_its_files_and_a_typo_names_the_closest(make):
-    trainer = make(ttrl=("+sdpo.ttrl.split=train",))
+    trainer = make(ttrl=("sdpo.ttrl.split=train",))
     assert list(trainer.ttrl_set.problems) == ["toy_add_7_5", "toy_mul_6_7", "toy_sub_20_8", "toy_pow_2_5"]
     with pytest.raises(ValueError, match="toy_add_7_6.*toy_add_7_5"):
-        make(ttrl=("+sdpo.ttrl.theorems=[toy_add_7_6]",))
+        make(ttrl=("sdpo.ttrl.theorems=[toy_add_7_6]",))
