@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,25 @@ def test_table_covers_every_public_suite_and_both_verdicts():
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}-{c.source}" for i, c in enumerate(CASES)])
 def test_case(case):
     assert _verdict(case) is case.expected, (case.reference, case.reply[:200], case.note)
+
+
+def _digit_mutants():
+    """Each correct boxed reply with the first digit of its answer moved by 3, everywhere the answer is written."""
+    for case in CASES:
+        answer = final_answer(case.reply) if case.expected else None
+        digit = re.search(r"\d", answer or "")
+        if digit and "\\boxed{" + answer + "}" in case.reply:
+            wrong = answer[:digit.start()] + str((int(digit.group()) + 3) % 10) + answer[digit.end():]
+            yield case._replace(reply=case.reply.replace(answer, wrong), expected=False)
+
+
+DIGIT_MUTANTS = list(_digit_mutants())
+
+
+def test_a_changed_digit_is_graded_wrong():
+    """A near miss of every correct boxed reply is graded wrong (moving the last digit instead found "204_8" graded
+    equal to "204_5", now fixed; the last digit is not used here since a long decimal's last digit is within the
+    numeric tolerance)."""
+    assert len(DIGIT_MUTANTS) > 200
+    accepted = [(m.reference, m.reply[-80:]) for m in DIGIT_MUTANTS if _verdict(m)]
+    assert not accepted
