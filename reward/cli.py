@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from lean_env import Verdict
+from lean_env.backends.probe import backend_problems
 from lean_env.options import BackendOptions, option_fields, option_type
 from reward.lean import aclose_backends, get_backend, parse_ground_truth, resolve_config, verify_many
 
@@ -116,10 +117,20 @@ def _print_table(results: list[dict[str, Any]], out_path: str) -> None:
     print(f"{'total':<20}{len(results):>7}   ({int(masked)} masked: bad rows or infra)  -> {out_path}")
 
 
+class BackendUnavailable(RuntimeError):
+    """The Lean backend is not there (no server, no REPL program): nothing can be checked."""
+
+
 async def _verify(rows: list[dict[str, Any]], config: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
-    """(results of the checkable rows, the test double in use or None)."""
+    """(results of the checkable rows, the test double in use or None); BackendUnavailable before any row is sent
+    when the backend does not answer (lean_env.backends.probe), rather than after every row's retries."""
     cfg = resolve_config(**config)
-    double = double_in_use(cfg.backend_options, get_backend(cfg.backend_options))
+    backend = get_backend(cfg.backend_options)
+    problems = await backend_problems(cfg.backend_options, backend if cfg.backend_options.backend == "kimina" else None)
+    if problems:
+        await aclose_backends()
+        raise BackendUnavailable("; ".join(problems))
+    double = double_in_use(cfg.backend_options, backend)
     if double:
         print(f"*** TEST DOUBLE, NOT LEAN: verdicts come from {double}'s rules ***", file=sys.stderr)
     try:
@@ -146,7 +157,11 @@ def verify_file(args: argparse.Namespace) -> int:
     for number, _, problem in rows:
         if problem:
             print(f"{args.input}:{number}: bad row: {problem}", file=sys.stderr)
-    checked, double = asyncio.run(_verify([row for _, row, problem in rows if problem is None], config))
+    try:
+        checked, double = asyncio.run(_verify([row for _, row, problem in rows if problem is None], config))
+    except BackendUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_INFRA
     in_order = iter(checked)
     results = [_bad_result(problem) if problem else next(in_order) for _, _, problem in rows]
     out_path = args.out or args.input.rsplit(".jsonl", 1)[0] + ".verdicts.jsonl"

@@ -31,6 +31,7 @@ from typing import Any, Iterable, Mapping
 
 from lean_env import DEFAULT_HEADER, Task, Verdict, parse_statement, verify
 from lean_env.assemble import split_header
+from lean_env.backends.probe import backend_problems
 from lean_env.options import BackendOptions, LeanOptions
 from lean_env.recheck.online import recheck_valid
 from lean_env.text import suspicious_character
@@ -49,6 +50,16 @@ def resolve_config(**kwargs: Any) -> LeanOptions:
     """Options from kwargs (`lean_env.options` fields) over env vars over defaults; unknown keys raise (typos must
     not pass silently); verl's own reward kwargs are ignored."""
     return LeanOptions.from_kwargs({k: v for k, v in kwargs.items() if k not in _VERL_KWARGS})
+
+
+def preflight(reward_kwargs: Mapping[str, Any]) -> list[str]:
+    """Before training starts (`sdpo_ext.startup_checks` calls this): the options are valid and the backend answers
+    (`lean_env.backends.probe`); [] when it can run. Not run inside an event loop."""
+    try:
+        cfg = resolve_config(**{k: v for k, v in reward_kwargs.items() if v is not None})
+    except ValueError as e:
+        return [f"{e} (fix reward.custom_reward_function.reward_kwargs)"]
+    return asyncio.run(backend_problems(cfg.backend_options))
 
 
 def _make_backend(cfg: BackendOptions) -> LeanBackend:

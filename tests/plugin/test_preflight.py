@@ -81,8 +81,10 @@ def test_the_reward_modules_own_preflight_is_asked(tmp_path):
 
 
 def test_every_problem_of_a_fresh_machine_comes_in_one_message_before_ray(tmp_path):
-    """The Kimina recipe on this CPU box with nothing set up: GPUs, attention, data and model in one message."""
-    env = {**os.environ, "SDPO_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
+    """The Kimina recipe on this CPU box with nothing set up: GPUs, attention, data, model and the Lean server in one
+    message."""
+    env = {**os.environ, "SDPO_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1",
+           "LEAN_SERVER_API_URL": "http://localhost:8000"}
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", "+recipe=sdpo_kimina_1_7b",
                            f"hydra.run.dir={tmp_path}"], capture_output=True, text=True, timeout=240, env=env)
@@ -91,7 +93,8 @@ def test_every_problem_of_a_fresh_machine_comes_in_one_message_before_ray(tmp_pa
     message = proc.stderr[proc.stderr.index("sdpo-lean found"):]
     for problem in ("NotEnoughGPUs: trainer.n_gpus_per_node=8", "MissingData: data.train_files",
                     "python -m sdpo_data.prepare lean --dataset minif2f", "ModelNotFound: "
-                    "actor_rollout_ref.model.path=AI-MO/Kimina-Prover-RL-1.7B", "Attention: "):
+                    "actor_rollout_ref.model.path=AI-MO/Kimina-Prover-RL-1.7B", "Attention: ",
+                    "RewardBackend: the Kimina server at http://localhost:8000 does not answer"):
         assert problem in message, problem
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     print(f"pre-flight exit after {seconds:.1f} s")
