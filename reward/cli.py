@@ -9,8 +9,9 @@ plus `line` (its 1-based line number) and score/verdict/feedback/infra/lean_time
 (not JSON, not an object, a missing or non-string field, a malformed ground truth) is never sent to Lean: it gets
 verdict `bad_row`, infra 1 and an `error` saying what is wrong. Prints a progress bar, a verdict table, and a banner
 when the backend is a test double instead of Lean.
-Exit code: 0 every row was checked by Lean; 2 some rows are bad input (fix them first); 3 some rows ended as
-infrastructure failures (server down, crash, timeout: re-run them).
+Exit code: 0 every row was checked by Lean; 2 bad input (a missing file, a bad option, bad rows: fix them first); 3
+the backend does not answer, or some rows ended as infrastructure failures (server down, crash, timeout: re-run
+them).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import collections
 import json
+import os
 import sys
 from typing import Any
 
@@ -25,7 +27,7 @@ import httpx
 
 from lean_env import Verdict
 from lean_env.backends.probe import backend_problems
-from lean_env.options import BackendOptions, option_fields, option_type
+from lean_env.options import BACKENDS, BackendOptions, option_fields, option_type
 from reward.lean import aclose_backends, get_backend, parse_ground_truth, resolve_config, verify_many
 
 BAD_ROW = "bad_row"
@@ -49,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     for owner, f in option_fields():   # one flag per Lean option; unset flags keep the option's default
         kind = option_type(owner, f)
         v.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=_bool if kind is bool else kind, default=None,
+                       choices=sorted(BACKENDS) if f.name == "backend" else None,
                        help=f"{f.metadata['doc']} ({_default_text(f)})")
     return ap
 
@@ -149,7 +152,15 @@ def _write(path: str, rows: list[tuple[int, Any, str | None]], results: list[dic
 def verify_file(args: argparse.Namespace) -> int:
     """Verify `args.input` into `args.out`; the exit code of the module docstring."""
     config = {f.name: getattr(args, f.name) for _, f in option_fields() if getattr(args, f.name) is not None}
-    resolve_config(**config)   # a bad option fails before anything runs
+    try:
+        resolve_config(**config)   # a bad option fails before anything runs
+    except ValueError as e:
+        print(f"error: {e} (python -m reward.cli verify --help lists the options)", file=sys.stderr)
+        return EXIT_BAD_ROWS
+    if not os.path.isfile(args.input):
+        print(f"error: {args.input}: no such file (a JSONL of {{\"formal_statement\", \"output\"}} rows)",
+              file=sys.stderr)
+        return EXIT_BAD_ROWS
     rows = read_rows(args.input)
     if not rows:
         print(f"{args.input}: no rows to verify (the file is empty)", file=sys.stderr)

@@ -105,3 +105,13 @@ def test_real_backends_get_no_banner():
     assert double_in_use(BackendOptions(backend="kimina"), KiminaBackend("http://lean:8000")) is None
     fake_backend = KiminaBackend("http://x", transport=FakeKimina().transport())
     assert double_in_use(BackendOptions(backend="kimina"), fake_backend)
+
+
+def test_a_missing_input_or_an_unknown_backend_is_one_error_line(tmp_path, capsys):
+    """Exit 2 (bad input), no traceback: a file that is not there; a backend argparse does not offer."""
+    assert main(["verify", str(tmp_path / "absent.jsonl"), "--backend", "repl"]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'absent.jsonl'}: no such file")
+    with pytest.raises(SystemExit) as stop:
+        main(["verify", str(tmp_path / "absent.jsonl"), "--backend", "foo"])
+    assert stop.value.code == 2 and "invalid choice: 'foo' (choose from 'kimina', 'repl', 'repl-ray')" in \
+        capsys.readouterr().err
