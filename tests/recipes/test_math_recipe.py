@@ -79,5 +79,7 @@ def test_verls_reward_manager_runs_reward_math_with_its_time_limit():
     correct, tower, silent = asyncio.run(main())
     assert time.monotonic() - start < 30
     assert correct["reward_score"] == 1.0 and correct["reward_extra_info"]["verdict"] == "valid"
-    assert tower["reward_extra_info"]["verdict"] == "timeout" and tower["reward_extra_info"]["infra"] == 1.0
+    # the reply's own pathological answer: score 0, trained on as a failure (issue 34), not masked as infrastructure
+    assert tower["reward_score"] == 0.0
+    assert tower["reward_extra_info"]["verdict"] == "grader_timeout" and tower["reward_extra_info"]["infra"] == 0.0
     assert silent["reward_extra_info"]["verdict"] == "no_answer" and silent["reward_extra_info"]["infra"] == 0.0
