@@ -352,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("run", "run-set"):
             return _launch_runs(args)
         logs = list(args.log) + (sorted(args.run_dir.expanduser().rglob("attempts.jsonl")) if args.run_dir else [])
+        if not logs and args.run_dir:
+            parser.error(f"--run-dir {args.run_dir}: no attempts.jsonl under it (the folder `discovery run` or "
+                         "`run-set` wrote to, or give --log FILE)")
         if not logs:
             parser.error("give --run-dir or --log")
         report = discovery_report(read_attempts(logs), args.budget, args.n_boot, args.seed)

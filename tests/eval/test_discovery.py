@@ -217,3 +217,10 @@ def test_dry_run_cli_prints_commands(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and lines[1].endswith("trainer.save_freq=-1 trainer.n_gpus_per_node=2")
     assert not Path("/tmp/unused").exists()
+
+
+def test_report_on_a_folder_without_attempt_logs_names_the_folder(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        discovery.main(["report", "--run-dir", str(tmp_path), "--budget", "8"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"--run-dir {tmp_path}: no attempts.jsonl under it" in err
