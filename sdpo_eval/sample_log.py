@@ -54,7 +54,7 @@ def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def open_log(path: Path, header: dict[str, Any], resume: bool) -> tuple[SampleLog, dict[SampleKey, dict[str, Any]]]:
     """(log to append to, the samples it already holds by key); see the module docstring."""
     if not resume:
-        if path.exists():
+        if path.exists() and _read(path)[1]:   # a log with no sample (a run that failed before its first) is reused
             raise FileExistsError(f"{path} exists; pass --resume to continue it, or choose another --log")
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = path.open("w", encoding="utf-8")

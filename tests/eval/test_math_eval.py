@@ -258,3 +258,22 @@ def test_smollm2_end_to_end_on_cpu(tmp_path, smollm2_gguf):
     assert all(r["finish_reason"] in ("stop", "length") for r in rows)
     records = [json.loads(line) for line in log.read_text().splitlines()[1:]]
     assert all(r["chat_template"] and r["completion"].strip() for r in records)
+
+
+def test_a_model_that_cannot_load_is_one_error_line_and_its_empty_log_does_not_block_the_rerun(tmp_path, engines,
+                                                                                               monkeypatch, capsys):
+    def missing(spec, options):
+        raise OSError(f"{spec.path} is not a local folder and is not a valid model identifier\nmore lines")
+
+    src = _write(tmp_path / "m.jsonl", PROBLEMS)
+    log = tmp_path / "samples.jsonl"
+    argv = ["--model", "no/such-model", "--input", src, "--log", str(log)]
+    real = math_eval.load_engine
+    monkeypatch.setattr(math_eval, "load_engine", missing)
+    assert math_eval.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "error: --model no/such-model: cannot be loaded (OSError: no/such-model is not a local folder" in err
+    assert "more lines" not in err and "Traceback" not in err
+    monkeypatch.setattr(math_eval, "load_engine", real)
+    assert math_eval.main(["--model", "model_a", "--input", src, "--log", str(log)]) == 0  # the header-only log
+    assert len(log.read_text().splitlines()) == 1 + len(PROBLEMS)
