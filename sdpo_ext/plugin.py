@@ -10,13 +10,19 @@ Registers, idempotently:
 - `SDPOTrainer` as verl's v1 "sync" trainer (done by `sdpo_ext.trainer` itself, which this imports). It is
   PPOTrainerSync plus attempt logging, infra masking and TTRL stop-on-success for every run, and the SDPO teacher
   step when policy_loss.loss_mode == "sdpo".
+It also silences verl's warnings about optional engines that are not installed (OPTIONAL_ENGINE_WARNING).
 verl swallows plugin import errors at DEBUG level, so failures here are logged at ERROR and re-raised.
 """
 from __future__ import annotations
 
 import logging
+import warnings
 
 logger = logging.getLogger("sdpo_lean.plugin")
+# verl's engine registry warns once per optional engine it cannot import (torchtitan, veomni, automodel, mindspeed,
+# megatron: five warnings on every import, in every process); the recipes use the FSDP engine, so they are noise here.
+OPTIONAL_ENGINE_WARNING = r"(torchtitan|veomni|automodel|mindspeed|megatron) engine is not available"
+warnings.filterwarnings("ignore", message=OPTIONAL_ENGINE_WARNING, category=UserWarning)
 
 
 def _sdpo_policy_loss_guard(*args, **kwargs):

@@ -159,3 +159,10 @@ def test_ttrl_dataset_selects_one_theorem_by_name(tmp_path, smollm2_tokenizer):
     with pytest.raises(ValueError, match="add_test_2"):
         TheoremFilterDataset([str(train)], smollm2_tokenizer, OmegaConf.create(
             {**base, "sdpo_ttrl": {"theorem": "add_tset_2", "files": [str(train), str(test)]}}))
+
+
+def test_importing_verl_prints_no_optional_engine_warnings():
+    """The plugin (loaded by `import verl`) silences verl's five 'X engine is not available' warnings, not others."""
+    code = "import warnings, verl, verl.workers.engine; warnings.warn('a warning of our own')"
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr
+    assert "engine is not available" not in err and "a warning of our own" in err
