@@ -9,6 +9,8 @@ plus `line` (its 1-based line number) and score/verdict/feedback/infra/lean_time
 (not JSON, not an object, a missing or non-string field, a malformed ground truth) is never sent to Lean: it gets
 verdict `bad_row`, infra 1 and an `error` saying what is wrong. Prints a progress bar, a verdict table, and a banner
 when the backend is a test double instead of Lean.
+Verdicts are written as they arrive, so Ctrl-C keeps them (exit 130); `--resume` keeps an earlier run's final verdicts
+for unchanged rows and checks the rest (reward.verdict_file).
 Exit code: 0 every row was checked by Lean; 2 bad input (a missing file, a bad option, bad rows: fix them first); 3
 the backend does not answer, or some rows ended as infrastructure failures (server down, crash, timeout: re-run
 them).
@@ -21,7 +23,7 @@ import collections
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 
@@ -29,9 +31,10 @@ from lean_env import Verdict
 from lean_env.backends.probe import backend_problems
 from lean_env.options import BACKENDS, BackendOptions, option_fields, option_type
 from reward.lean import aclose_backends, get_backend, parse_ground_truth, resolve_config, verify_many
+from reward.verdict_file import VerdictWriter, previous_verdicts
 
 BAD_ROW = "bad_row"
-EXIT_BAD_ROWS, EXIT_INFRA = 2, 3
+EXIT_BAD_ROWS, EXIT_INFRA, EXIT_INTERRUPTED = 2, 3, 130
 _TEST_DOUBLE_MODULE = "lean_env.testing"
 
 
@@ -48,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
                        f"{EXIT_BAD_ROWS} bad input rows, {EXIT_INFRA} rows ended as infrastructure failures")
     v.add_argument("input")
     v.add_argument("--out", default=None, help="output JSONL (default: <input>.verdicts.jsonl)")
+    v.add_argument("--resume", action="store_true",
+                   help="keep the final verdicts already in --out for unchanged rows; check the rest (infra again)")
     for owner, f in option_fields():   # one flag per Lean option; unset flags keep the option's default
         kind = option_type(owner, f)
         v.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=_bool if kind is bool else kind, default=None,
@@ -124,9 +129,11 @@ class BackendUnavailable(RuntimeError):
     """The Lean backend is not there (no server, no REPL program): nothing can be checked."""
 
 
-async def _verify(rows: list[dict[str, Any]], config: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
-    """(results of the checkable rows, the test double in use or None); BackendUnavailable before any row is sent
-    when the backend does not answer (lean_env.backends.probe), rather than after every row's retries."""
+async def _verify(rows: list[dict[str, Any]], config: dict[str, Any],
+                  on_result: Callable[[int, dict[str, Any]], None]) -> str | None:
+    """Verify `rows` (on_result(index, result) as each completes); the test double in use or None.
+    BackendUnavailable before any row is sent when the backend does not answer (lean_env.backends.probe), rather than
+    after every row's retries."""
     cfg = resolve_config(**config)
     backend = get_backend(cfg.backend_options)
     problems = await backend_problems(cfg.backend_options, backend if cfg.backend_options.backend == "kimina" else None)
@@ -137,16 +144,10 @@ async def _verify(rows: list[dict[str, Any]], config: dict[str, Any]) -> tuple[l
     if double:
         print(f"*** TEST DOUBLE, NOT LEAN: verdicts come from {double}'s rules ***", file=sys.stderr)
     try:
-        return await verify_many(rows, **config), double
+        await verify_many(rows, on_result=on_result, **config)
+        return double
     finally:
         await aclose_backends()
-
-
-def _write(path: str, rows: list[tuple[int, Any, str | None]], results: list[dict[str, Any]]) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        for (number, row, _), res in zip(rows, results):
-            base = row if isinstance(row, dict) else {"raw": row}
-            f.write(json.dumps({**base, "line": number, **res}, ensure_ascii=False) + "\n")
 
 
 def verify_file(args: argparse.Namespace) -> int:
@@ -165,18 +166,31 @@ def verify_file(args: argparse.Namespace) -> int:
     if not rows:
         print(f"{args.input}: no rows to verify (the file is empty)", file=sys.stderr)
         return EXIT_BAD_ROWS
+    out_path = args.out or args.input.rsplit(".jsonl", 1)[0] + ".verdicts.jsonl"
+    kept = previous_verdicts(out_path, rows, BAD_ROW) if args.resume else {}
+    writer = VerdictWriter(out_path, rows)
+    for number, result in kept.items():
+        writer.add(number, result)
     for number, _, problem in rows:
-        if problem:
+        if problem and number not in kept:
             print(f"{args.input}:{number}: bad row: {problem}", file=sys.stderr)
+            writer.add(number, _bad_result(problem))
+    todo = [(number, row) for number, row, problem in rows if problem is None and number not in kept]
+    if kept:
+        print(f"--resume: {len(kept)} verdicts kept from {out_path}, {len(todo)} rows to check", file=sys.stderr)
     try:
-        checked, double = asyncio.run(_verify([row for _, row, problem in rows if problem is None], config))
+        double = asyncio.run(_verify([row for _, row in todo], config,
+                                     lambda i, result: writer.add(todo[i][0], result))) if todo else None
     except BackendUnavailable as e:
+        writer.finish()
         print(f"error: {e}", file=sys.stderr)
         return EXIT_INFRA
-    in_order = iter(checked)
-    results = [_bad_result(problem) if problem else next(in_order) for _, _, problem in rows]
-    out_path = args.out or args.input.rsplit(".jsonl", 1)[0] + ".verdicts.jsonl"
-    _write(out_path, rows, results)
+    except KeyboardInterrupt:
+        done = len(writer.finish())
+        print(f"\ninterrupted: {done} of {len(rows)} rows have verdicts in {out_path}; the same command with "
+              "--resume checks the rest", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    results = writer.finish()
     _print_table(results, out_path)
     if double:
         print(f"(test double: {double})")

@@ -27,7 +27,7 @@ import asyncio
 import concurrent.futures
 import json
 import logging
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from lean_env import DEFAULT_HEADER, Task, Verdict, parse_statement, verify
 from lean_env.assemble import split_header
@@ -225,10 +225,12 @@ async def compute_score(data_source: str, solution_str: str, ground_truth: Any, 
 
 
 async def verify_many(
-    items: Iterable[Mapping[str, Any]], *, progress: bool = True, **config: Any
+    items: Iterable[Mapping[str, Any]], *, progress: bool = True,
+    on_result: Callable[[int, dict[str, Any]], None] | None = None, **config: Any
 ) -> list[dict[str, Any]]:
     """Score many items (keys: `ground_truth` or `formal_statement`/`name`/`header`; `output` or
-    `solution_str`; optional `finish_reason`), in input order, at most `max_concurrency` at once."""
+    `solution_str`; optional `finish_reason`), in input order, at most `max_concurrency` at once; `on_result(index,
+    result)` as each one completes (so a caller can keep what is done if the run is stopped)."""
     from tqdm.auto import tqdm
 
     cfg = resolve_config(**config)
@@ -237,14 +239,16 @@ async def verify_many(
     sem = asyncio.Semaphore(max(1, int(cfg.max_concurrency)))
     bar = tqdm(total=len(items), desc="lean verify", disable=not progress)
 
-    async def one(item: Mapping[str, Any]) -> dict[str, Any]:
+    async def one(index: int, item: Mapping[str, Any]) -> dict[str, Any]:
         output = item.get("output", item.get("solution_str"))
         async with sem:
             out = await _score(item.get("ground_truth") or item, output, cfg, item.get("finish_reason"))
         bar.update(1)
+        if on_result is not None:
+            on_result(index, out)
         return out
 
     try:
-        return list(await asyncio.gather(*(one(it) for it in items)))
+        return list(await asyncio.gather(*(one(i, it) for i, it in enumerate(items))))
     finally:
         bar.close()
