@@ -1,7 +1,8 @@
 """Pre-flight: what a run needs from this machine, checked before Ray starts; each problem names its key and fix.
 
-- GPUs: `trainer.n_gpus_per_node` against the GPUs this process sees (CUDA_VISIBLE_DEVICES honoured). Without this,
-  verl asks Ray for GPUs it does not have and its placement group waits, or fails a minute later inside a worker.
+- GPUs: `trainer.n_gpus_per_node` against the GPUs this process sees (CUDA_VISIBLE_DEVICES honoured), for a run on
+  this one machine. Without this, verl asks Ray for GPUs it does not have and its placement group waits, or fails a
+  minute later inside a worker.
 - Data: every local file of `data.train_files` / `data.val_files` exists; a missing one names the command that makes
   it, from the file's name and the recipe's keys (PREPARE_COMMANDS).
 - Model: `actor_rollout_ref.model.path` is a local folder, or a hub id already in the Hugging Face cache, or (online)
@@ -36,9 +37,18 @@ def visible_gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+def joins_a_ray_cluster(config: Mapping[str, Any]) -> bool:
+    """Whether verl's ray.init will join a running cluster (whose nodes, not this one, hold the GPUs)."""
+    ray_init = ((config.get("ray_kwargs") or {}).get("ray_init") or {})
+    return bool(ray_init.get("address") or os.environ.get("RAY_ADDRESS"))
+
+
 def gpu_problems(config: Mapping[str, Any], visible: int) -> list[str]:
-    wanted = int((config.get("trainer") or {}).get("n_gpus_per_node", 0) or 0)
-    if wanted <= visible:
+    """GPUs asked per node against the GPUs this machine shows; not checked when the run spans several nodes or
+    joins a running Ray cluster (the driver's machine may hold none)."""
+    trainer = config.get("trainer") or {}
+    wanted = int(trainer.get("n_gpus_per_node", 0) or 0)
+    if wanted <= visible or int(trainer.get("nnodes", 1) or 1) > 1 or joins_a_ray_cluster(config):
         return []
     fix = f"trainer.n_gpus_per_node={visible}" if visible else "run on a GPU machine (verl 0.9.1 has no CPU platform)"
     return [f"trainer.n_gpus_per_node={wanted} but this machine shows {visible} GPU(s) ({fix})"]

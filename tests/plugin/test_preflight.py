@@ -24,6 +24,14 @@ def test_more_gpus_asked_than_seen_names_the_override():
     assert "GPU machine" in problem
 
 
+def test_gpus_are_not_counted_here_when_the_run_spans_nodes_or_joins_a_ray_cluster(monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert gpu_problems({"trainer": {"n_gpus_per_node": 8, "nnodes": 2}}, visible=0) == []
+    assert gpu_problems({"trainer": {"n_gpus_per_node": 8}, "ray_kwargs": {"ray_init": {"address": "auto"}}}, 0) == []
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert gpu_problems({"trainer": {"n_gpus_per_node": 8}}, visible=0) == []
+
+
 def test_missing_parquet_names_the_prepare_command_from_the_recipes_keys(tmp_path, monkeypatch):
     monkeypatch.setenv("SDPO_DATA_DIR", str(tmp_path))
     cfg = compose_recipe("sdpo_kimina_1_7b", ("sdpo.dataset=proofnet",))
