@@ -203,8 +203,9 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     engine = load_engine(spec, EngineOptions.from_args(args))
                 except (OSError, ValueError) as e:   # transformers/vLLM: no such model, folder or file
-                    print(f"error: --model {spec.path}: cannot be loaded ({type(e).__name__}: {str(e).splitlines()[0]}) "
-                          "(a local folder, a .gguf file, or a hub id that is cached or reachable)", file=sys.stderr)
+                    why = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+                    print(f"error: --model {spec.path}: cannot be loaded ({why}) (a local folder, a .gguf file, or a "
+                          "hub id that is cached or reachable)", file=sys.stderr)
                     return 2
                 grading = MathGradingOptions.from_args(args)
                 new = evaluate(engine, label, todo, params, args.num_shots, args.seed, grading, log)
