@@ -138,14 +138,18 @@ def main(argv: list[str] | None = None) -> int:
         preflight(cfg)
         if args.tool == "comparator" and args.workers != 1:
             raise ValueError("comparator runs `lake build` in the project: use --workers 1")
+        missing = [str(path) for path in [*logs, *(args.data or [])] if not Path(path).expanduser().is_file()]
+        if missing:
+            raise ValueError(f"no such file: {', '.join(missing)} (--log: a run's attempts.jsonl; --data: the "
+                             "prepared parquet)")
+        problems = {}
+        if args.data:
+            from sdpo_eval.prover_eval import load_problems
+
+            problems = {p["name"]: p["ground_truth"] for p in load_problems(args.data)}
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    problems = {}
-    if args.data:
-        from sdpo_eval.prover_eval import load_problems
-
-        problems = {p["name"]: p["ground_truth"] for p in load_problems(args.data)}
     records, jobs, skipped = read_rows(logs, problems)
     results: dict[str, RecheckResult] = {r.key: r for r in recheck(jobs, cfg, workers=args.workers)}
     for record in records:

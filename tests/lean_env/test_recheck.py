@@ -285,6 +285,11 @@ def test_cli_usage_errors_name_the_fix(tools, tmp_path, capsys):
     (project / "lakefile.toml").write_text('name = "ws"\n')
     assert cli.main(["--log", str(log), "--project", str(project), "--tool", "comparator"]) == 2
     assert 'globs = ["SdpoRecheck.+"]' in capsys.readouterr().err
+    missing = tmp_path / "missing.jsonl"
+    assert cli.main(["--log", str(missing), "--data", str(tmp_path / "x.parquet"), "--project", str(project),
+                     "--tool", "lean4checker"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: no such file: {missing}, {tmp_path / 'x.parquet'}") and "Traceback" not in err
 
 
 def test_cli_default_tool_command_is_the_tools_binary_on_path(tools, tmp_path):
