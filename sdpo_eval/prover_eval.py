@@ -10,7 +10,8 @@
 Verification goes through `reward.lean.verify_many` (Lean backend options: `--reward-kwarg key=value`,
 e.g. backend=repl). Infrastructure results (infra=1: server down, timeouts after retries) are never
 failures: they are left out of pass@k denominators, do not consume discovery attempts, and are
-counted separately. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index).
+counted separately. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each chunk of
+problems as it is verified; `--resume` with the same `--attempt-log` and `--seed` continues a stopped run.
 """
 from __future__ import annotations
 
@@ -76,32 +77,59 @@ def _items(problem: dict[str, Any], completions: Sequence[Completion]) -> list[d
             for c in completions]
 
 
+PASSK_CHUNK = 16  # problems sampled, verified and logged together: what a stopped run loses at most
+
+
+def _logged_samples(path: str | None, seed: int) -> dict[tuple[str, str], dict[str, Any]]:
+    """(problem, sample_key) -> record of the pass@k samples an attempt log already holds for base seed `seed`."""
+    if not path or not Path(path).is_file():
+        return {}
+    records = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {(r["problem"], r["sample_key"]): r for r in records
+            if r.get("method") == "sampling" and r.get("seed") == seed and r.get("sample_key")}
+
+
 def pass_at_k_report(
     problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, n: int, ks: Sequence[int],
-    reward_kwargs: dict[str, Any], attempt_log: str | None = None,
+    reward_kwargs: dict[str, Any], attempt_log: str | None = None, resume: bool = False,
 ) -> dict[str, Any]:
-    """Sample n per problem, verify, and compute unbiased pass@k over the judged (non-infra) samples."""
+    """Sample n per problem, verify, and compute unbiased pass@k over the judged (non-infra) samples. Problems go
+    PASSK_CHUNK at a time (sampled, verified, logged); with `resume`, samples the attempt log already holds (same
+    base seed, same sample seed) are read from it, not drawn again."""
     bad = [k for k in ks if not 1 <= k <= n]
     if bad:
         raise ValueError(f"every k must be in 1..n={n}, got {bad}")
-    prompts = [p["prompt"] for p in problems for _ in range(n)]
-    seeds = [params.seed + j for _ in problems for j in range(n)]
-    completions = engine.generate(prompts, params, seeds=seeds)
+    logged = _logged_samples(attempt_log, params.seed) if resume else {}
+    log = _attempt_log(attempt_log, "sampling", params.seed)
+    verdicts: dict[str, list[dict[str, Any]]] = {p["name"]: [] for p in problems}
+    for (name, _), record in logged.items():
+        if name in verdicts:
+            verdicts[name].append(record)
     verifier = Verifier(reward_kwargs)
     try:
-        results = verifier([it for i, p in enumerate(problems) for it in _items(p, completions[i * n:(i + 1) * n])])
+        for start in range(0, len(problems), PASSK_CHUNK):
+            part = problems[start:start + PASSK_CHUNK]
+            todo = [(p, params.seed + j) for p in part for j in range(n)
+                    if (p["name"], f"seed={params.seed + j}") not in logged]
+            if not todo:
+                continue
+            completions = engine.generate([p["prompt"] for p, _ in todo], params, seeds=[s for _, s in todo])
+            results = verifier([it for (p, _), c in zip(todo, completions) for it in _items(p, [c])])
+            for problem in part:
+                mine = [i for i, (p, _) in enumerate(todo) if p is problem]
+                verdicts[problem["name"]] += [results[i] for i in mine]
+                if log is not None and mine:
+                    log.record(1, _log_samples(problem["name"], [completions[i] for i in mine],
+                                               [results[i] for i in mine], [todo[i][1] for i in mine]))
     finally:
         verifier.close()
-    log = _attempt_log(attempt_log, "sampling", params.seed)
     per_problem = []
-    for i, problem in enumerate(problems):
-        res = results[i * n:(i + 1) * n]
+    for problem in problems:
+        res = verdicts[problem["name"]]
         judged = [r for r in res if not r.get("infra")]
         valid = sum(1 for r in judged if r["score"] >= 1.0)
         per_problem.append({"name": problem["name"], "samples": n, "judged": len(judged), "valid": valid,
                             "infra": n - len(judged), "verdicts": dict(Counter(r["verdict"] for r in res))})
-        if log is not None:
-            log.record(1, _log_samples(problem["name"], completions[i * n:(i + 1) * n], res, seeds[i * n:(i + 1) * n]))
     summary = {}
     for k in ks:
         usable = [p for p in per_problem if p["judged"] >= k]
@@ -109,7 +137,8 @@ def pass_at_k_report(
         summary[str(k)] = {"pass_at_k": sum(values) / len(values) if values else None, "problems": len(usable),
                            "problems_without_k_judged_samples": len(per_problem) - len(usable)}
     return {"pass_at_k": summary, "infra_samples": sum(p["infra"] for p in per_problem),
-            "samples": n * len(problems), "problems": per_problem}
+            "samples": n * len(problems), "resumed_samples": sum(1 for name, _ in logged if name in verdicts),
+            "problems": per_problem}
 
 
 def best_of_k(problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, budget: int, batch: int,
@@ -209,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     _common(passk)
     passk.add_argument("--n", type=int, required=True, help="samples per problem")
     passk.add_argument("--k", default="1", help="comma-separated k values (each <= n)")
+    passk.add_argument("--resume", action="store_true",
+                       help="take the samples --attempt-log already holds (same --seed) instead of drawing them again")
     bok = sub.add_parser("best-of-k", help="sample until the first valid proof (discovery baseline)")
     _common(bok)
     bok.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
@@ -220,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         problems = load_problems(args.data, names)
         spec = ModelSpec.parse(args.model, args.gguf_file)
         ks = parse_ks(args.k, args.n) if args.command == "passk" else []   # before any model loads
+        if getattr(args, "resume", False) and not args.attempt_log:
+            raise ValueError("--resume needs --attempt-log (the log of the run to continue)")
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -228,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = load_engine(spec, EngineOptions.from_args(args))
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     if args.command == "passk":
-        passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log)
+        passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume)
         report = {"config": config, **passk}
         for k, row in report["pass_at_k"].items():
             value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"

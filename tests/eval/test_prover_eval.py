@@ -195,3 +195,26 @@ def test_best_of_k_through_real_reward_and_repl_double(tmp_path):
     assert [(r["verdict"], r["infra"], r["attempt"]) for r in records] == [
         ("infra", 1, 0), ("infra", 1, 0), ("lean_error", 0, 1), ("valid", 0, 2)]
     assert "norm_num" in records[-1]["proof"]
+
+
+def test_passk_resume_draws_only_what_the_attempt_log_lacks(data, fake_verifier, tmp_path):
+    """A run stopped after its first problem (the log holds only easy's samples): --resume samples hard and flaky
+    only, and the report equals an uninterrupted run's."""
+    problems = prover_eval.load_problems([data])
+    full_log, log = tmp_path / "full.jsonl", tmp_path / "attempts.jsonl"
+    full = prover_eval.pass_at_k_report(problems, SeedEngine(SCRIPT), SamplingParams(seed=0), n=4, ks=[1, 4],
+                                        reward_kwargs={}, attempt_log=str(full_log))
+    log.write_text("".join(line + "\n" for line in full_log.read_text().splitlines()
+                           if json.loads(line)["problem"] == "easy"))
+    engine = SeedEngine(SCRIPT)
+    resumed = prover_eval.pass_at_k_report(problems, engine, SamplingParams(seed=0), n=4, ks=[1, 4],
+                                           reward_kwargs={}, attempt_log=str(log), resume=True)
+    assert sorted({name for name, _ in engine.seen}) == ["flaky", "hard"] and len(engine.seen) == 8
+    assert resumed["resumed_samples"] == 4
+    assert resumed["pass_at_k"] == full["pass_at_k"] and resumed["problems"] == full["problems"]
+    assert len(log.read_text().splitlines()) == 12
+
+
+def test_passk_resume_needs_an_attempt_log(data, capsys):
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--resume"]) == 2
+    assert "--resume needs --attempt-log" in capsys.readouterr().err
