@@ -43,9 +43,10 @@ def write_data(out_dir: Path, n_train: int = N_TRAIN, n_test: int = N_TEST, seed
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_demo").expanduser())
-    parser.add_argument("--n-train", type=int, default=N_TRAIN)
-    parser.add_argument("--n-test", type=int, default=N_TEST)
+    parser.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_demo").expanduser(),
+                        help="where the parquet files go (default: %(default)s)")
+    parser.add_argument("--n-train", type=int, default=N_TRAIN, help="training prompts (default: %(default)s)")
+    parser.add_argument("--n-test", type=int, default=N_TEST, help="held-out prompts (default: %(default)s)")
     args = parser.parse_args()
     for path in write_data(args.out_dir, args.n_train, args.n_test):
         print(f"wrote {path}")

@@ -133,19 +133,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     lean = sub.add_parser("lean", help="miniF2F / ProofNet -> verl parquet")
-    lean.add_argument("--dataset", required=True, choices=sorted(LEAN_DATASETS))
+    lean.add_argument("--dataset", required=True, choices=sorted(LEAN_DATASETS),
+                      help="which dataset card the input follows")
     lean.add_argument("--input", required=True, help="local .jsonl/.json/.parquet or HF dataset id")
     lean.add_argument("--hf-config", default=None, help="HF dataset config name, if the dataset has several")
-    lean.add_argument("--prompt-style", required=True, choices=sorted(PROMPT_STYLES))
-    lean.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_lean"))
+    lean.add_argument("--prompt-style", required=True, choices=sorted(PROMPT_STYLES),
+                      help="the model family's prompt (README: Main jobs)")
+    lean.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_lean"),
+                      help="where the parquet files go (default: %(default)s)")
     lean.add_argument("--theorem", default=None, help="write only this theorem (by name) for single-problem TTRL")
     lean.add_argument("--lean-version", default=None, help="override the card's Lean version (other dataset copies)")
     math = sub.add_parser("math", help="MATH (EleutherAI/hendrycks_math) -> verl parquet")
     math.add_argument("--subjects", default="all", help="comma-separated subjects or 'all'")
-    math.add_argument("--split", default="test")
+    math.add_argument("--split", default="test", help="MATH split (default: %(default)s)")
     math.add_argument("--input", default=None, help="local JSONL instead of the HF hub")
-    math.add_argument("--limit-per-subject", type=int, default=None)
-    math.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_math"))
+    math.add_argument("--limit-per-subject", type=int, default=None,
+                      help="at most this many per subject (default: all)")
+    math.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_math"),
+                      help="where the parquet files go (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         if args.command == "lean":

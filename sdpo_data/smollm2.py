@@ -60,7 +60,8 @@ def export_smollm2(out_dir: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out-dir", type=Path, default=Path("~/models/smollm2-135m").expanduser())
+    parser.add_argument("--out-dir", type=Path, default=Path("~/models/smollm2-135m").expanduser(),
+                        help="where the converted model goes (default: %(default)s)")
     print(f"wrote {export_smollm2(parser.parse_args().out_dir)}")
 
 

@@ -77,7 +77,8 @@ def write(out_dir: Path, prompt_style: str = "fewshot") -> list[Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_toy_lean").expanduser())
+    parser.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_toy_lean").expanduser(),
+                        help="where the parquet files and the double's rules go (default: %(default)s)")
     parser.add_argument("--prompt-style", default="fewshot", help="fewshot (the toy recipes), kimina, goedel, qwen")
     args = parser.parse_args()
     for path in write(args.out_dir.expanduser(), args.prompt_style):

@@ -294,13 +294,14 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--recipe", required=True, help="an sdpo_<model> or grpo_<model> recipe")
     r.add_argument("--problems", required=True, help="comma-separated theorem names")
     r.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
-    r.add_argument("--out-dir", type=Path, required=True)
-    r.add_argument("--methods", default=",".join(METHODS))
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--out-dir", type=Path, required=True, help="one sub-folder per problem and method")
+    r.add_argument("--methods", default=",".join(METHODS), help="comma-separated methods (default: %(default)s)")
+    r.add_argument("--seed", type=int, default=0, help="the runs' seed (default: %(default)s)")
     r.add_argument("--force", action="store_true", help="rerun finished runs")
     r.add_argument("--dry-run", action="store_true", help="print the commands only")
     r.add_argument("--save-checkpoints", action="store_true", help="keep trainer checkpoints (off: save_freq=-1)")
-    r.add_argument("--parallel", type=int, default=1, help="runs at once, each on its own equal share of --gpus")
+    r.add_argument("--parallel", type=int, default=1,
+                   help="runs at once, each on its own equal share of --gpus (default: %(default)s)")
     r.add_argument("--gpus", default="", help="comma-separated GPU ids to share out among the runs "
                    "(with --parallel > 1 the default is CUDA_VISIBLE_DEVICES); each run is pinned to its group")
     r.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (after --)")
@@ -308,18 +309,21 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--model", required=True, help="the recipes' model part, e.g. kimina_1_7b, toy_lean, demo")
     s.add_argument("--problems", required=True, help="comma-separated problem names")
     s.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
-    s.add_argument("--out-dir", type=Path, required=True)
-    s.add_argument("--methods", default="best_of_k,grpo,sdpo", help=f"comma-separated, of {sorted(SET_METHODS)}")
-    s.add_argument("--seeds", default="1", help="comma-separated seeds (data.seed, rollout.seed)")
+    s.add_argument("--out-dir", type=Path, required=True, help="one sub-folder per method and seed")
+    s.add_argument("--methods", default="best_of_k,grpo,sdpo",
+                   help=f"comma-separated, of {sorted(SET_METHODS)} (default: %(default)s)")
+    s.add_argument("--seeds", default="1",
+                   help="comma-separated seeds (data.seed, rollout.seed) (default: %(default)s)")
     s.add_argument("--force", action="store_true", help="rerun finished runs")
     s.add_argument("--dry-run", action="store_true", help="print the commands only")
     s.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (after --)")
     rep = sub.add_parser("report", help="discovery@k curves from attempt logs")
     rep.add_argument("--run-dir", type=Path, default=None, help="read every attempts.jsonl below this folder")
     rep.add_argument("--log", type=Path, action="append", default=[], help="attempt log file (repeatable)")
-    rep.add_argument("--budget", type=int, required=True)
-    rep.add_argument("--n-boot", type=int, default=2000)
-    rep.add_argument("--seed", type=int, default=0)
+    rep.add_argument("--budget", type=int, required=True, help="attempts per problem B: discovery@k for k <= B")
+    rep.add_argument("--n-boot", type=int, default=2000,
+                     help="bootstrap resamples over problems (default: %(default)s)")
+    rep.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
     rep.add_argument("--out", type=Path, default=None, help="output prefix (default <run-dir>/discovery)")
     return parser
 

@@ -220,13 +220,19 @@ class EngineOptions:
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         """The command-line options behind these fields (shared by the eval commands)."""
         parser.add_argument("--tokenizer", default=None, help="vLLM: tokenizer for a GGUF model")
-        parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"])
-        parser.add_argument("--tensor-parallel-size", type=int, default=1)
-        parser.add_argument("--gpu-memory-utilization", type=float, default=0.85)
-        parser.add_argument("--max-model-len", type=int, default=None)
+        parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"],
+                            help="generation engine; auto: vLLM with CUDA and vLLM installed, else transformers "
+                                 "(default: %(default)s)")
+        parser.add_argument("--tensor-parallel-size", type=int, default=1,
+                            help="vLLM: GPUs per model (default: %(default)s)")
+        parser.add_argument("--gpu-memory-utilization", type=float, default=0.85,
+                            help="vLLM: share of GPU memory it may take (default: %(default)s)")
+        parser.add_argument("--max-model-len", type=int, default=None,
+                            help="vLLM: context length (default: the model's)")
         parser.add_argument("--dtype", default="auto", choices=DTYPES,
                             help="model dtype (auto: the checkpoint's on GPU, float32 on CPU)")
-        parser.add_argument("--batch-size", type=int, default=8, help="transformers: prompts per padded batch")
+        parser.add_argument("--batch-size", type=int, default=8,
+                            help="transformers: prompts per padded batch (default: %(default)s)")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "EngineOptions":

@@ -51,15 +51,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--gguf-file", default=None, help="GGUF file name inside the (single) --model folder")
     parser.add_argument("--input", default=None, help="local problems file (.jsonl/.json/.parquet) instead of the hub")
     parser.add_argument("--subjects", default="all", help="comma-separated MATH subjects, or all")
-    parser.add_argument("--split", default="test")
-    parser.add_argument("--limit-per-subject", type=int, default=None)
-    parser.add_argument("--num-shots", type=int, default=4)
-    parser.add_argument("--n", type=int, default=1, help="samples per problem")
+    parser.add_argument("--split", default="test", help="MATH split read from the hub (default: %(default)s)")
+    parser.add_argument("--limit-per-subject", type=int, default=None,
+                        help="at most this many problems per subject (default: all)")
+    parser.add_argument("--num-shots", type=int, default=4,
+                        help="worked examples before each problem (default: %(default)s)")
+    parser.add_argument("--n", type=int, default=1, help="samples per problem (default: %(default)s)")
     parser.add_argument("--k", default=None, help="comma-separated k for pass@k and maj@k (default: 1 and n)")
-    parser.add_argument("--max-new-tokens", type=int, default=1024)
-    parser.add_argument("--temperature", type=float, default=0.0)
-    parser.add_argument("--top-p", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-new-tokens", type=int, default=1024,
+                        help="reply budget in tokens (default: %(default)s)")
+    parser.add_argument("--temperature", type=float, default=0.0,
+                        help="sampling temperature; 0 is greedy (default: %(default)s)")
+    parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="base seed; each (problem, sample) draws its own from it (default: %(default)s)")
     MathGradingOptions.add_arguments(parser)
     EngineOptions.add_arguments(parser)
     parser.add_argument("--log", type=Path, default=None,

@@ -218,13 +218,15 @@ def parse_ks(text: str, n: int) -> list[int]:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="HF id, folder or .gguf file")
-    parser.add_argument("--gguf-file", default=None)
+    parser.add_argument("--gguf-file", default=None, help="the .gguf file inside --model's folder, if it is one")
     parser.add_argument("--data", action="append", required=True, help="prepared parquet (repeatable)")
     parser.add_argument("--problems", default=None, help="comma-separated names (default: all rows)")
-    parser.add_argument("--temperature", type=float, default=0.6)
-    parser.add_argument("--top-p", type=float, default=0.95)
-    parser.add_argument("--max-new-tokens", type=int, default=8096)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--temperature", type=float, default=0.6, help="sampling temperature (default: %(default)s)")
+    parser.add_argument("--top-p", type=float, default=0.95, help="nucleus sampling mass (default: %(default)s)")
+    parser.add_argument("--max-new-tokens", type=int, default=8096,
+                        help="reply budget in tokens (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="sample j of a problem uses seed + j (default: %(default)s)")
     EngineOptions.add_arguments(parser)
     parser.add_argument("--reward-kwarg", action="append", default=[], help="reward.lean option key=value")
     parser.add_argument("--attempt-log", default=None, help="append every sample to this JSONL attempt log")
@@ -237,13 +239,14 @@ def main(argv: list[str] | None = None) -> int:
     passk = sub.add_parser("passk", help="unbiased pass@k")
     _common(passk)
     passk.add_argument("--n", type=int, required=True, help="samples per problem")
-    passk.add_argument("--k", default="1", help="comma-separated k values (each <= n)")
+    passk.add_argument("--k", default="1", help="comma-separated k values (each <= n) (default: %(default)s)")
     passk.add_argument("--resume", action="store_true",
                        help="take the samples --attempt-log already holds (same --seed) instead of drawing them again")
     bok = sub.add_parser("best-of-k", help="sample until the first valid proof (discovery baseline)")
     _common(bok)
     bok.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
-    bok.add_argument("--batch", type=int, default=16, help="samples per round (= the trainer's rollout.n)")
+    bok.add_argument("--batch", type=int, default=16,
+                     help="samples per round (= the trainer's rollout.n) (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         reward_kwargs = _reward_kwargs(args.reward_kwarg)

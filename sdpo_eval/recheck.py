@@ -114,12 +114,14 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--run-dir", type=Path, default=None, help="also read every attempts.jsonl below this folder")
     ap.add_argument("--data", type=Path, action="append", default=[], help="prepared parquet with the problems")
     ap.add_argument("--project", type=Path, required=True, help="Lean project (lakefile, Mathlib at the toolchain)")
-    ap.add_argument("--tool", choices=TOOLS, required=True)
+    ap.add_argument("--tool", choices=TOOLS, required=True,
+                    help="the kernel re-checker (docs/lean.md, offline re-check)")
     ap.add_argument("--tool-command", default=None,
                     help="how `lake env` runs the tool (default: comparator, lean4checker or safe_verify; e.g. "
                          "'leanchecker' on Lean >= 4.28, 'lean4checker --fresh', or a path to the built binary)")
     ap.add_argument("--lake", default="lake", help="lake command (default: lake)")
-    ap.add_argument("--lib", default=DEFAULT_LIB, help="module prefix of the written files (comparator: a lean_lib)")
+    ap.add_argument("--lib", default=DEFAULT_LIB,
+                    help="module prefix of the written files (comparator: a lean_lib) (default: %(default)s)")
     ap.add_argument("--timeout-s", type=float, default=1800.0, help="limit per tool run (default: 1800)")
     ap.add_argument("--workers", type=int, default=1, help="tool runs at once (each loads Mathlib; comparator: 1)")
     ap.add_argument("--out", type=Path, default=None, help="result JSONL (default: <first log>.recheck.jsonl)")
