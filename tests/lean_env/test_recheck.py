@@ -17,7 +17,6 @@ from lean_env.recheck import (
     recheck,
 )
 from lean_env.screen import screen
-from lean_env.testing.fake_lean_tools import install
 from lean_env.verify import Task
 from sdpo_eval import recheck as cli
 
@@ -31,20 +30,8 @@ def output(proof_line: str = "subst h\n  rfl",
     return f"<think>ok</think>\n```lean4\n{statement}\n  {proof_line}\n```"
 
 
-@pytest.fixture
-def tools(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    paths = install(bin_dir)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "lakefile.toml").write_text('name = "ws"\n\n'
-                                           '[[lean_lib]]\nname = "SdpoRecheck"\nglobs = ["SdpoRecheck.+"]\n')
-    return paths, project
-
-
-def config(tools, tool, timeout_s=30.0):
-    paths, project = tools
+def config(recheck_tools, tool, timeout_s=30.0):
+    paths, project = recheck_tools
     command = paths["safe_verify" if tool == "safeverify" else tool]
     return ToolConfig(tool, project, [str(command)], [str(paths["lake"])], timeout_s=timeout_s)
 
@@ -56,10 +43,10 @@ def job(key, proof_line="subst h\n  rfl", header=HEADER, statement=STATEMENT, an
 
 # --------------------------------------------------------------------------------------------- comparator
 
-def test_comparator_confirms_and_writes_challenge_solution_and_config(tools):
-    (result,) = recheck([job("P1")], config(tools, "comparator"), progress=False)
+def test_comparator_confirms_and_writes_challenge_solution_and_config(recheck_tools):
+    (result,) = recheck([job("P1")], config(recheck_tools, "comparator"), progress=False)
     assert (result.status, result.message) == ("confirmed", "Your solution is okay!")
-    folder = tools[1] / "SdpoRecheck" / "P1"
+    folder = recheck_tools[1] / "SdpoRecheck" / "P1"
     challenge, solution = (folder / "Challenge.lean").read_text(), (folder / "Solution.lean").read_text()
     assert challenge.startswith("import Mathlib\nopen Real\n") and challenge.rstrip().endswith("sorry")
     assert "theorem t1 (x : ℕ) (h : x = 2) : x + 1 = 3 :=" in solution and "sorry" not in solution
@@ -70,11 +57,11 @@ def test_comparator_confirms_and_writes_challenge_solution_and_config(tools):
     assert set(cfg["permitted_axioms"]) == {"propext", "Classical.choice", "Quot.sound"}
 
 
-def test_comparator_def_statement_is_a_definition_hole(tools):
+def test_comparator_def_statement_is_a_definition_hole(recheck_tools):
     answer = "```lean4\ndef d1 (n : ℕ) : Fin (n + 1) := 0\n```"
-    (result,) = recheck([job("P2", statement=DEF_STATEMENT, answer=answer)], config(tools, "comparator"),
+    (result,) = recheck([job("P2", statement=DEF_STATEMENT, answer=answer)], config(recheck_tools, "comparator"),
                         progress=False)
-    cfg = json.loads((tools[1] / "SdpoRecheck" / "P2" / "config.json").read_text())
+    cfg = json.loads((recheck_tools[1] / "SdpoRecheck" / "P2" / "config.json").read_text())
     assert result.status == "confirmed" and cfg["theorem_names"] == [] and cfg["definition_names"] == ["d1"]
 
 
@@ -86,26 +73,27 @@ def test_comparator_def_statement_is_a_definition_hole(tools):
     ("export-crash", "infra", "exporting the solution failed"),
     ("crash", "infra", "without a reason"),
 ])
-def test_comparator_failures_are_classified_with_the_tools_message(tools, marker, status, needle):
-    (result,) = recheck([job("P3", f"rfl -- fake:{marker}")], config(tools, "comparator"), progress=False)
+def test_comparator_failures_are_classified_with_the_tools_message(recheck_tools, marker, status, needle):
+    (result,) = recheck([job("P3", f"rfl -- fake:{marker}")], config(recheck_tools, "comparator"), progress=False)
     assert result.status == status and needle in result.message
 
 
-def test_comparator_broken_challenge_is_infra_not_a_verdict(tools):
-    (result,) = recheck([job("P4", header=HEADER + "-- fake:challenge-broken\n")], config(tools, "comparator"),
+def test_comparator_broken_challenge_is_infra_not_a_verdict(recheck_tools):
+    (result,) = recheck([job("P4", header=HEADER + "-- fake:challenge-broken\n")], config(recheck_tools, "comparator"),
                         progress=False)
     assert result.status == "infra" and "trusted challenge failed (build SdpoRecheck.P4.Challenge)" in result.message
 
 
-def test_comparator_timeout_is_infra_and_kills_the_process_group(tools):
+def test_comparator_timeout_is_infra_and_kills_the_process_group(recheck_tools):
     start = time.monotonic()
-    (result,) = recheck([job("P5", "rfl -- fake:hang")], config(tools, "comparator", timeout_s=1.5), progress=False)
+    (result,) = recheck([job("P5", "rfl -- fake:hang")], config(recheck_tools, "comparator", timeout_s=1.5),
+                        progress=False)
     assert result.status == "infra" and "timed out after 1.5 s" in result.message
     assert time.monotonic() - start < 15   # the sleeping grandchild did not keep the pipes open
 
 
-def test_missing_tool_is_infra(tools):
-    paths, project = tools
+def test_missing_tool_is_infra(recheck_tools):
+    paths, project = recheck_tools
     cfg = ToolConfig("comparator", project, [str(project / "no-such-comparator")], [str(paths["lake"])])
     (result,) = recheck([job("P6")], cfg, progress=False)
     assert result.status == "infra" and "no such file" in result.message
@@ -114,10 +102,10 @@ def test_missing_tool_is_infra(tools):
     assert result.status == "infra" and "cannot run" in result.message
 
 
-def test_a_stored_proof_that_todays_screen_rejects_is_rejected_without_running_the_tool(tools):
-    (result,) = recheck([job("P7", "native_decide")], config(tools, "comparator"), progress=False)
+def test_a_stored_proof_that_todays_screen_rejects_is_rejected_without_running_the_tool(recheck_tools):
+    (result,) = recheck([job("P7", "native_decide")], config(recheck_tools, "comparator"), progress=False)
     assert result.status == "rejected" and "today's screen rejects it (forbidden)" in result.message
-    assert not (tools[1] / "SdpoRecheck" / "P7").exists()
+    assert not (recheck_tools[1] / "SdpoRecheck" / "P7").exists()
 
 
 def test_comparator_sources_keep_the_statements_open_in_on_the_theorem():
@@ -145,10 +133,10 @@ def test_classify_comparator_on_real_output_shapes():
 
 # ------------------------------------------------------------------------------------------- lean4checker
 
-def test_lean4checker_confirms_after_the_offline_compile_is_judged_valid(tools):
-    (result,) = recheck([job("Q1")], config(tools, "lean4checker"), progress=False)
+def test_lean4checker_confirms_after_the_offline_compile_is_judged_valid(recheck_tools):
+    (result,) = recheck([job("Q1")], config(recheck_tools, "lean4checker"), progress=False)
     assert result.status == "confirmed", result.message
-    source = tools[1] / ".sdpo_recheck" / "SdpoRecheck" / "Q1.lean"
+    source = recheck_tools[1] / ".sdpo_recheck" / "SdpoRecheck" / "Q1.lean"
     text = source.read_text()
     assert "#print axioms _root_.t1" in text and "in example : type_of% @_root_.sdpo_ref_" in text
     assert "axiom sdpo_ref_" in text
@@ -161,15 +149,15 @@ def test_lean4checker_confirms_after_the_offline_compile_is_judged_valid(tools):
     ("no-olean", HEADER, "infra", "wrote no .olean without reporting an error"),
     ("", "import NoSuchLib\n", "infra", "unknown module prefix 'NoSuchLib'"),
 ])
-def test_lean4checker_failures_are_classified(tools, marker, header, status, needle):
-    (result,) = recheck([job("Q2", f"rfl -- fake:{marker}", header=header)], config(tools, "lean4checker"),
+def test_lean4checker_failures_are_classified(recheck_tools, marker, header, status, needle):
+    (result,) = recheck([job("Q2", f"rfl -- fake:{marker}", header=header)], config(recheck_tools, "lean4checker"),
                         progress=False)
     assert result.status == status and needle in result.message, result.message
 
 
-def test_parallel_runs_keep_input_order(tools):
+def test_parallel_runs_keep_input_order(recheck_tools):
     jobs = [job("W1"), job("W2", "rfl -- fake:tamper"), job("W3"), job("W4", "rfl -- fake:error")]
-    results = recheck(jobs, config(tools, "lean4checker"), workers=3, progress=False)
+    results = recheck(jobs, config(recheck_tools, "lean4checker"), workers=3, progress=False)
     assert [(r.key, r.status) for r in results] == [("W1", "confirmed"), ("W2", "rejected"), ("W3", "confirmed"),
                                                      ("W4", "rejected")]
 
@@ -188,10 +176,10 @@ def test_classify_lean4checker_on_real_output_shapes():
 
 # --------------------------------------------------------------------------------------------- SafeVerify
 
-def test_safeverify_confirms_after_compiling_target_and_submission(tools):
-    (result,) = recheck([job("S1")], config(tools, "safeverify"), progress=False)
+def test_safeverify_confirms_after_compiling_target_and_submission(recheck_tools):
+    (result,) = recheck([job("S1")], config(recheck_tools, "safeverify"), progress=False)
     assert (result.status, result.message) == ("confirmed", "SafeVerify check passed.")
-    folder = tools[1] / ".sdpo_recheck" / "SdpoRecheck" / "S1"
+    folder = recheck_tools[1] / ".sdpo_recheck" / "SdpoRecheck" / "S1"
     assert "sorry" in (folder / "Target.lean").read_text() and "subst h" in (folder / "Submission.lean").read_text()
     assert (folder / "Target.olean").exists() and (folder / "Submission.olean").exists()
 
@@ -203,8 +191,8 @@ def test_safeverify_confirms_after_compiling_target_and_submission(tools):
     ("error", HEADER, "rejected", "the solution does not compile: line"),
     ("", "import NoSuchLib\n", "infra", "the trusted challenge fails in this project"),
 ])
-def test_safeverify_failures_are_classified(tools, marker, header, status, needle):
-    (result,) = recheck([job("S2", f"rfl -- fake:{marker}", header=header)], config(tools, "safeverify"),
+def test_safeverify_failures_are_classified(recheck_tools, marker, header, status, needle):
+    (result,) = recheck([job("S2", f"rfl -- fake:{marker}", header=header)], config(recheck_tools, "safeverify"),
                         progress=False)
     assert result.status == status and needle in result.message, result.message
 
@@ -230,8 +218,8 @@ def _write_log(path: Path, rows: list) -> Path:
     return path
 
 
-def test_cli_rechecks_only_rewarded_rows_and_gives_every_bad_row_a_verdict(tools, tmp_path, capsys):
-    paths, project = tools
+def test_cli_rechecks_only_rewarded_rows_and_gives_every_bad_row_a_verdict(recheck_tools, tmp_path, capsys):
+    paths, project = recheck_tools
     gt = {"formal_statement": STATEMENT, "name": "t1", "header": HEADER}
     log = _write_log(tmp_path / "verdicts.jsonl", [
         {**gt, "output": output(), "verdict": "valid", "score": 1.0, "infra": 0.0},              # confirmed
@@ -255,9 +243,9 @@ def test_cli_rechecks_only_rewarded_rows_and_gives_every_bad_row_a_verdict(tools
     assert "confirmed" in printed and "2 rows not rewarded" in printed
 
 
-def test_cli_attempt_log_with_parquet_problems_exits_zero_when_all_confirmed(tools, tmp_path):
+def test_cli_attempt_log_with_parquet_problems_exits_zero_when_all_confirmed(recheck_tools, tmp_path):
     pd = pytest.importorskip("pandas")
-    paths, project = tools
+    paths, project = recheck_tools
     gt = json.dumps({"formal_statement": STATEMENT, "name": "t1", "header": HEADER})
     data = tmp_path / "problems.parquet"
     pd.DataFrame([{"data_source": "lean", "prompt": [{"role": "user", "content": "prove"}],
@@ -275,8 +263,8 @@ def test_cli_attempt_log_with_parquet_problems_exits_zero_when_all_confirmed(too
     assert row["status"] == "confirmed" and row["problem"] == "t1"
 
 
-def test_cli_usage_errors_name_the_fix(tools, tmp_path, capsys):
-    project = tools[1]
+def test_cli_usage_errors_name_the_fix(recheck_tools, tmp_path, capsys):
+    project = recheck_tools[1]
     log = _write_log(tmp_path / "a.jsonl", [])
     assert cli.main(["--log", str(log), "--project", str(tmp_path / "nowhere"), "--tool", "lean4checker"]) == 2
     assert "no lakefile" in capsys.readouterr().err
@@ -292,8 +280,8 @@ def test_cli_usage_errors_name_the_fix(tools, tmp_path, capsys):
     assert err.startswith(f"error: no such file: {missing}, {tmp_path / 'x.parquet'}") and "Traceback" not in err
 
 
-def test_cli_default_tool_command_is_the_tools_binary_on_path(tools, tmp_path):
-    paths, project = tools
+def test_cli_default_tool_command_is_the_tools_binary_on_path(recheck_tools, tmp_path):
+    paths, project = recheck_tools
     gt = {"formal_statement": STATEMENT, "name": "t1", "header": HEADER}
     log = _write_log(tmp_path / "v.jsonl", [{**gt, "output": output(), "verdict": "valid", "score": 1.0, "infra": 0}])
     assert cli.main(["--log", str(log), "--project", str(project), "--tool", "safeverify",

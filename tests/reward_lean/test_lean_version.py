@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from functools import partial
 
 import pytest
 
@@ -13,6 +14,7 @@ from lean_env.backends.kimina import KiminaBackend
 from lean_env.backends.repl import ReplPool
 from lean_env.testing.fake_kimina import FakeKimina
 from lean_env.version import LeanVersionError, backend_lean_version
+from tests.reward_lean.lean_scores import score_all
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
 GT = json.dumps({"name": "t1", "formal_statement": STATEMENT})
@@ -31,13 +33,7 @@ def _fresh_cache():
     rl._lean_versions.clear()
 
 
-def score(outputs, **kw):
-    async def main():
-        try:
-            return [await rl.compute_score("lean", o, GT, {}, **kw) for o in outputs]
-        finally:
-            await rl.aclose_backends()
-    return asyncio.run(main())
+score = partial(score_all, GT)
 
 
 @pytest.mark.parametrize("version", ["4.9.0", "4.26.0", "4.22.0-rc3"])

@@ -1,16 +1,15 @@
 """Strict mode (`strict_recheck: true`): every proof the fast path pays is re-checked by an external kernel tool in a
 separate process (`lean_env.recheck.online`), here the fake REPL for the fast path and the fake tools of
 `lean_env.testing.fake_lean_tools`. A rejection scores 0, a tool failure is masked infra, nothing else changes."""
-import asyncio
 import json
-import os
 import sys
+from functools import partial
 
 import pytest
 
 import reward.lean as rl
 from lean_env.options import LeanOptions, RecheckOptions
-from lean_env.testing.fake_lean_tools import install
+from tests.reward_lean.lean_scores import score_all
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
 GT = json.dumps({"name": "t1", "formal_statement": STATEMENT, "header": "import Mathlib\n\nopen Real\n"})
@@ -19,25 +18,7 @@ REPL = dict(backend="repl", repl_command=f"{sys.executable} -m lean_env.testing.
             timeout_s=5.0, backoff_s=0.01)
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    paths = install(bin_dir)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "lakefile.toml").write_text('name = "ws"\n\n[[lean_lib]]\nname = "SdpoRecheck"\n'
-                                           'globs = ["SdpoRecheck.+"]\n')
-    return project, paths
-
-
-def score(outputs, **kw):
-    async def main():
-        try:
-            return [await rl.compute_score("lean", o, GT, {}, **kw) for o in outputs]
-        finally:
-            await rl.aclose_backends()
-    return asyncio.run(main())
+score = partial(score_all, GT)
 
 
 def leftovers(project):
@@ -45,8 +26,8 @@ def leftovers(project):
 
 
 @pytest.mark.parametrize("tool", ["safeverify", "lean4checker", "comparator"])
-def test_a_confirmed_proof_is_paid_and_its_files_are_removed(project, answer, tool):
-    root, paths = project
+def test_a_confirmed_proof_is_paid_and_its_files_are_removed(recheck_tools, answer, tool):
+    paths, root = recheck_tools
     command = str(paths["safe_verify" if tool == "safeverify" else tool])
     (d,) = score([answer("subst h\n  norm_num")], **REPL, strict_recheck=True, recheck_tool=tool,
                  recheck_project=str(root), recheck_command=command)
@@ -54,8 +35,8 @@ def test_a_confirmed_proof_is_paid_and_its_files_are_removed(project, answer, to
     assert [p for p in leftovers(root) if "Strict" in str(p)] == []
 
 
-def test_a_proof_the_tool_rejects_scores_zero_with_the_reason_as_feedback(project, answer):
-    root, paths = project
+def test_a_proof_the_tool_rejects_scores_zero_with_the_reason_as_feedback(recheck_tools, answer):
+    paths, root = recheck_tools
     (d,) = score([answer("subst h\n  norm_num -- fake:mismatch")], **REPL, strict_recheck=True,
                  recheck_project=str(root), recheck_command=str(paths["safe_verify"]))
     assert d["verdict"] == "forbidden" and d["score"] == 0.0 and d["infra"] == 0.0
@@ -66,16 +47,16 @@ def test_a_proof_the_tool_rejects_scores_zero_with_the_reason_as_feedback(projec
 
 @pytest.mark.parametrize("setting", [dict(recheck_command="/nonexistent/safe_verify"),
                                      dict(recheck_tool="comparator", recheck_timeout_s=1.0)])
-def test_a_tool_that_gives_no_verdict_makes_the_sample_masked_infra(project, answer, setting):
-    root, paths = project
+def test_a_tool_that_gives_no_verdict_makes_the_sample_masked_infra(recheck_tools, answer, setting):
+    paths, root = recheck_tools
     setting = {"recheck_command": str(paths["comparator"]), **setting}
     proof = "subst h\n  norm_num -- fake:hang" if setting.get("recheck_tool") == "comparator" else "subst h\n  norm_num"
     (d,) = score([answer(proof)], **REPL, strict_recheck=True, recheck_project=str(root), **setting)
     assert d["verdict"] == "infra" and d["infra"] == 1.0 and d["score"] == 0.0 and d["feedback"] == ""
 
 
-def test_only_valid_proofs_are_rechecked(project, answer):
-    root, _ = project
+def test_only_valid_proofs_are_rechecked(recheck_tools, answer):
+    _, root = recheck_tools
     outs = score([answer("nlinarith [h]"), answer("sorry")], **REPL, strict_recheck=True,
                  recheck_project=str(root), recheck_command="/nonexistent/tool")   # a run would be infra
     assert [d["verdict"] for d in outs] == ["lean_error", "sorry"] and leftovers(root) == []
