@@ -69,7 +69,8 @@ def run_alone(model, sequences: list[torch.Tensor]) -> tuple[torch.Tensor, torch
     return torch.cat(logits), total / sum(len(s) - 1 for s in sequences)
 
 
-def forward_backward(model, fn, sequences) -> tuple[torch.Tensor, dict[str, torch.Tensor], float]:
+def forward_backward(model, fn, sequences) -> tuple[torch.Tensor, dict[str, torch.Tensor], float, float]:
+    """(logits, parameter gradients, loss, seconds) of one forward and backward."""
     model.zero_grad(set_to_none=True)
     start = time.perf_counter()
     logits, loss = fn(model, sequences)

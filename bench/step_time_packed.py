@@ -38,10 +38,10 @@ def packed_config(folder: Path) -> dict:
             "model": model, "ppo_max_token_len_per_gpu": tokens, "log_prob_max_token_len_per_gpu": tokens}
 
 
-def packed_summary(folder: Path, call: str) -> dict:
+def packed_summary(folder: Path, call: str) -> tuple[dict, dict]:
+    """(the issue-30 summary, step_time_fair's combined rows for its plot), from one summarise() of `folder`."""
     config = packed_config(folder)
     job = summarise(folder)
-    combined = combine({folder.name: job})
     lengths: dict = {}
     for length in job["lengths"]:
         row = job[length]
@@ -60,8 +60,8 @@ def packed_summary(folder: Path, call: str) -> dict:
         lengths[length] = entry
     goal_met = {f: all(lengths[n].get(f"ratio_{f}_over_grpo", float("inf")) <= goal for n in lengths)
                 for f, goal in GOALS.items()}
-    return {"call": call, "config": config, "lengths": lengths, "goals": GOALS, "goal_met": goal_met,
-            "plot": combined}
+    summary = {"call": call, "config": config, "lengths": lengths, "goals": GOALS, "goal_met": goal_met}
+    return summary, combine({folder.name: job})
 
 
 def main() -> None:
@@ -71,11 +71,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench/results/step_time_packed"))
     args = parser.parse_args()
     try:
-        summary = packed_summary(args.phases, args.call)
+        summary, rows = packed_summary(args.phases, args.call)
     except ValueError as e:
         parser.exit(2, f"error: {e} (summarise a job run with ATTENTION=... bench/run_step_phases.sh)\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    plot(summary.pop("plot"), args.out.with_suffix(".png"))
+    plot(rows, args.out.with_suffix(".png"))
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
     for length, row in summary["lengths"].items():
         print(f"{length}: " + ", ".join(f"{k} {v}" for k, v in row.items() if k.startswith("ratio_")))

@@ -136,7 +136,7 @@ async def _verify(rows: list[dict[str, Any]], config: dict[str, Any],
     after every row's retries."""
     cfg = resolve_config(**config)
     backend = get_backend(cfg.backend_options)
-    problems = await backend_problems(cfg.backend_options, backend if cfg.backend_options.backend == "kimina" else None)
+    problems = await backend_problems(cfg.backend_options, backend)
     if problems:
         await aclose_backends()
         raise BackendUnavailable("; ".join(problems))

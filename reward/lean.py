@@ -56,7 +56,7 @@ def preflight(reward_kwargs: Mapping[str, Any]) -> list[str]:
     """Before training starts (`sdpo_ext.startup_checks` calls this): the options are valid and the backend answers
     (`lean_env.backends.probe`); [] when it can run. Not run inside an event loop."""
     try:
-        cfg = resolve_config(**{k: v for k, v in reward_kwargs.items() if v is not None})
+        cfg = resolve_config(**reward_kwargs)
     except ValueError as e:
         return [f"{e} (fix reward.custom_reward_function.reward_kwargs)"]
     return asyncio.run(backend_problems(cfg.backend_options))

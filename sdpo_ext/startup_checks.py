@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
-import importlib.util
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -159,22 +158,14 @@ def sdpo_setting_errors(config: Mapping[str, Any], grpo_weight: float) -> list[s
     return errors
 
 
-def _reward_module(path: str):
-    """The module of `reward.custom_reward_function.path`: `pkg://a.b` or a file."""
-    if path.startswith("pkg://"):
-        return importlib.import_module(path.removeprefix("pkg://"))
-    spec = importlib.util.spec_from_file_location("sdpo_lean_reward_preflight", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def reward_problems(config: DictConfig | dict) -> list[str]:
     """What the reward function's `preflight(reward_kwargs)` reports (nothing when its module defines none)."""
     function = (config.get("reward") or {}).get("custom_reward_function") or {}
     if not function.get("path"):
         return []
-    preflight = getattr(_reward_module(str(function["path"])), "preflight", None)
+    from verl.utils.import_utils import load_module  # how verl itself loads the reward function's module
+
+    preflight = getattr(load_module(str(function["path"])), "preflight", None)
     kwargs = function.get("reward_kwargs") or {}
     if isinstance(kwargs, DictConfig):
         kwargs = OmegaConf.to_container(kwargs, resolve=True)

@@ -15,6 +15,7 @@ from typing import Optional
 
 from lean_env.backends.kimina import KiminaBackend
 from lean_env.options import BackendOptions
+from lean_env.types import LeanBackend
 
 START_A_SERVER = "start a Kimina server (docs/lean.md) or pass --backend repl / reward_kwargs.backend=repl"
 
@@ -35,16 +36,18 @@ def repl_problems(command: str, workspace: str | None) -> list[str]:
     return problems
 
 
-async def backend_problems(options: BackendOptions, backend: Optional[KiminaBackend] = None) -> list[str]:
-    """What keeps `options` (resolved) from reaching Lean; [] when the backend is there. `backend`: the Kimina
-    client the caller will use (its transport, its key); else one is made for the probe and closed."""
+async def backend_problems(options: BackendOptions, backend: Optional[LeanBackend] = None) -> list[str]:
+    """What keeps `options` (resolved) from reaching Lean; [] when the backend is there. `backend`: the one the
+    caller will use; a Kimina client is asked through it (its transport, its key), else one is made for the probe and
+    closed."""
     if options.backend != "kimina":
         return repl_problems(options.repl_command, options.workspace)
-    kimina = backend or KiminaBackend(options.url, options.api_key)
+    own = not isinstance(backend, KiminaBackend)
+    kimina = KiminaBackend(options.url, options.api_key) if own else backend
     try:
         ok = await kimina.health()
     finally:
-        if backend is None:
+        if own:
             await kimina.aclose()
     return [] if ok else [f"the Kimina server at {options.url} does not answer GET /health with status ok "
                           f"({START_A_SERVER})"]
