@@ -34,32 +34,11 @@ recipe_of() {  # algo -> "+recipe=... [overrides]"
   esac
 }
 
-# Ten runs share one GPU and 16 CPU cores: a fixed 2 GB vLLM KV cache each (bench/share_gpu.sh explains why it is
-# fixed), 2k-token micro-batches, one agent-loop and one reward worker, one TransferQueue storage unit.
-SHARED=(actor_rollout_ref.rollout.gpu_memory_utilization=0.05
-        +actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes=2000000000
-        actor_rollout_ref.actor.ppo_max_token_len_per_gpu=2048
-        actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=2048
-        actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=2048
-        actor_rollout_ref.rollout.agent.num_workers=1 reward.num_workers=1
-        transfer_queue.backend.SimpleStorage.num_data_storage_units=1)
-
-# Every run starts its own Ray cluster, whose first job id is always 01000000, and verl 0.9.1 names its
-# trainer-to-vLLM weight-sync socket /tmp/rl-colocate-zmq-<ray job id>-replica-<r>-rank-<k>.sock: runs on one host
-# share that path. Runs side by side then hang (GPU idle, no error) or fail in vLLM's collective_rpc. Each run
-# therefore gets a private /tmp (a mount namespace; the shared folders it needs are reached through symlinks).
-ISOLATE=(unshare -m --propagation private sh -c \
-  'mkdir -p /mnt/host_tmp && mount --bind /tmp /mnt/host_tmp && mount --bind "$0" /tmp && exec "$@"')
-ISOLATE_OK=0; unshare -m true 2>/dev/null && ISOLATE_OK=1
+SIDE_BY_SIDE_TOKENS=2048  # 2k-token micro-batches
+. "$(dirname "$0")/side_by_side.sh"   # SIDE_BY_SIDE overrides, ISOLATE / ISOLATE_OK, private_tmp
 isolate_dir() {  # run name -> its private /tmp, with links to the shared folders the run reads
-  local priv=$LEARN_DIR/tmp_$1
-  mkdir -p "$priv"
-  # torch's inductor cache too, so that the runs reuse one another's compiled kernels: start-up took 6.9 min with it
-  # private and 3 min when all runs shared /tmp (suspected cause, not shown).
-  mkdir -p "/tmp/torchinductor_$(id -un)"
-  for d in gpu-site gpu-project "$(basename "$SDPO_DEMO_MODEL")" "$(basename "$SDPO_DEMO_DATA_DIR")" \
-           "$(basename "$LEARN_DIR")" "torchinductor_$(id -un)"; do ln -sfn "/mnt/host_tmp/$d" "$priv/$d"; done
-  echo "$priv"
+  private_tmp "$LEARN_DIR/tmp_$1" "$(basename "$SDPO_DEMO_MODEL")" "$(basename "$SDPO_DEMO_DATA_DIR")" \
+    "$(basename "$LEARN_DIR")"
 }
 
 start_run() {  # "<algo>:<seed>" -> a detached run; its pid is recorded in $LEARN_DIR/<name>.pid and runs.txt
@@ -70,7 +49,7 @@ start_run() {  # "<algo>:<seed>" -> a detached run; its pid is recorded in $LEAR
   # shellcheck disable=SC2046
   VERL_FILE_LOGGER_PATH=$LEARN_DIR/$name.jsonl setsid nohup timeout "$RUN_TIMEOUT" "${prefix[@]}" \
     python3 -m verl.trainer.main_ppo $(recipe_of "$algo") trainer.total_training_steps=$STEPS \
-    data.seed=$seed actor_rollout_ref.rollout.seed=$seed trainer.experiment_name=$name "${SHARED[@]}" \
+    data.seed=$seed actor_rollout_ref.rollout.seed=$seed trainer.experiment_name=$name "${SIDE_BY_SIDE[@]}" \
     > "$LEARN_DIR/$name.log" 2>&1 < /dev/null &
   echo $! > "$LEARN_DIR/$name.pid"
   echo "$name pid=$! started $(date +%T)" | tee -a "$LEARN_DIR/runs.txt"

@@ -32,30 +32,14 @@ MAX_PARALLEL=${MAX_PARALLEL:-10}; RUN_TIMEOUT=${RUN_TIMEOUT:-3000}; WATCH_S=${WA
 export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
 export SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
 
-# Runs share the one GPU and its host (bench/run_learning.sh has the measurements behind each value): a fixed vLLM
-# KV cache per run, small token caps, one agent-loop and reward worker, one TransferQueue storage unit.
-SHARED=(actor_rollout_ref.rollout.gpu_memory_utilization=0.05
-        +actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes=2000000000
-        actor_rollout_ref.actor.ppo_max_token_len_per_gpu=4096
-        actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=4096
-        actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=4096
-        actor_rollout_ref.rollout.agent.num_workers=1 reward.num_workers=1
-        transfer_queue.backend.SimpleStorage.num_data_storage_units=1
-        data.train_batch_size=$PROMPTS actor_rollout_ref.rollout.n=$N data.dataloader_num_workers=0
-        trainer.n_gpus_per_node=1)
-# Private /tmp per run: verl 0.9.1 names its weight-sync socket after the Ray job id, the same in every run on a host
-# (bench/run_learning.sh: runs side by side hang without this).
-ISOLATE=(unshare -m --propagation private sh -c \
-  'mkdir -p /mnt/host_tmp && mount --bind /tmp /mnt/host_tmp && mount --bind "$0" /tmp && exec "$@"')
-ISOLATE_OK=0; unshare -m true 2>/dev/null && ISOLATE_OK=1
-
-private_tmp() {  # run name -> its private /tmp, with links to the shared folders a run reads
-  local priv=$DISC_DIR/tmp/$1
-  mkdir -p "$priv" "/tmp/torchinductor_$(id -un)"
-  for d in gpu-site gpu-project "$(basename "$SDPO_DEMO_MODEL")" "$(basename "$SDPO_DEMO_DATA_DIR")" \
-           "$(basename "$SDPO_TOY_DATA_DIR")" "$(basename "$DISC_DIR")" "torchinductor_$(id -un)"; do
-    ln -sfn "/mnt/host_tmp/$d" "$priv/$d"; done
-  echo "$priv"
+# Runs share the one GPU and its host (bench/side_by_side.sh): 4k-token micro-batches, plus the job's batch shape.
+SIDE_BY_SIDE_TOKENS=4096
+. "$(dirname "$0")/side_by_side.sh"   # SIDE_BY_SIDE overrides, ISOLATE / ISOLATE_OK, private_tmp
+SHARED=("${SIDE_BY_SIDE[@]}" data.train_batch_size=$PROMPTS actor_rollout_ref.rollout.n=$N
+        data.dataloader_num_workers=0 trainer.n_gpus_per_node=1)
+run_tmp() {  # run name -> its private /tmp, with links to the shared folders a run reads
+  private_tmp "$DISC_DIR/tmp/$1" "$(basename "$SDPO_DEMO_MODEL")" "$(basename "$SDPO_DEMO_DATA_DIR")" \
+    "$(basename "$SDPO_TOY_DATA_DIR")" "$(basename "$DISC_DIR")"
 }
 
 start_run() {  # <run dir> <task> <method> <seed> <problems> <budget> [--keep-going [overrides...]] -> a background run
@@ -63,7 +47,7 @@ start_run() {  # <run dir> <task> <method> <seed> <problems> <budget> [--keep-go
   [ -f "$dir/status.json" ] && grep -q '"returncode": 0' "$dir/status.json" && return 0  # finished earlier
   mkdir -p "$dir"
   local name; name=$(echo "${dir#"$DISC_DIR"/}" | tr / _)
-  local prefix=(); [ $ISOLATE_OK = 1 ] && prefix=("${ISOLATE[@]}" "$(private_tmp "$name")")
+  local prefix=(); [ $ISOLATE_OK = 1 ] && prefix=("${ISOLATE[@]}" "$(run_tmp "$name")")
   local cmd; cmd=$(python3 bench/ttrl_discovery.py command --task "$task" --method "$method" --seed "$seed" \
     --problems "$problems" --budget "$budget" --run-dir "$dir" $keep -- "${SHARED[@]}" "$@")
   echo "$cmd" > "$dir/command.txt"

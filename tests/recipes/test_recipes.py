@@ -278,6 +278,26 @@ def test_shared_gpu_overrides_of_the_bench_runners_compose_into_the_vllm_engine_
     assert int(rollout.engine_kwargs["vllm"]["kv_cache_memory_bytes"]) == 4_000_000_000
 
 
+def test_side_by_side_overrides_of_the_bench_runners_compose_with_their_token_cap():
+    """bench/side_by_side.sh (run_learning.sh, run_ttrl_discovery.sh): the overrides pass the key check and set the
+    runner's token cap everywhere; without a cap the file refuses to be sourced."""
+    import subprocess
+
+    from verl.utils.config import omega_conf_to_dataclass
+
+    root = Path(__file__).resolve().parents[2]
+    script = 'SIDE_BY_SIDE_TOKENS=4096 . bench/side_by_side.sh && printf "%s\\n" "${SIDE_BY_SIDE[@]}"'
+    listed = subprocess.run(["bash", "-c", script], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    cfg = compose_recipe("sdpo_demo", tuple(listed))
+    check_config_keys(cfg)
+    arr = cfg.actor_rollout_ref
+    assert arr.actor.ppo_max_token_len_per_gpu == arr.rollout.log_prob_max_token_len_per_gpu == 4096
+    assert arr.ref.log_prob_max_token_len_per_gpu == 4096
+    assert int(omega_conf_to_dataclass(arr.rollout).engine_kwargs["vllm"]["kv_cache_memory_bytes"]) == 2_000_000_000
+    unset = subprocess.run(["bash", "-c", ". bench/side_by_side.sh"], cwd=root, capture_output=True, text=True)
+    assert unset.returncode != 0 and "set the token cap first" in unset.stderr
+
+
 def test_every_recipe_writes_to_its_own_run_folder():
     recipes = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "recipes" / "recipe").glob("*.yaml"))
     folders = {}
