@@ -16,7 +16,6 @@
      divergence, so the first update would fail on a missing key.
 3. The CPU budget of a small host (`sdpo_ext.small_host.check_cpu_budget`).
 4. The attention implementation (`sdpo_ext.attention_check`): known to transformers, its package importable here.
-
 5. The machine (`sdpo_ext.preflight`): GPUs, data files (with the command that makes them), the model; and the
    reward function's own `preflight(reward_kwargs) -> list[str]` when its module defines one (the Lean reward asks
    its backend: a Kimina server's /health, or that the REPL command exists).
@@ -77,13 +76,21 @@ def _walk(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
             yield from _walk(value, path)
 
 
+def _under(path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(path == prefix or path.startswith(prefix + ".") for prefix in prefixes)
+
+
+def _container(config: DictConfig | dict) -> dict:
+    return OmegaConf.to_container(config, resolve=False) if isinstance(config, DictConfig) else config
+
+
 def unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:
     """[(dotted key, close matches)] for every key that verl's defaults do not define."""
-    composed = OmegaConf.to_container(config, resolve=False) if isinstance(config, DictConfig) else config
+    composed = _container(config)
     defaults = verl_default_config()
     problems = []
     for path, _ in _walk(composed, ""):
-        if any(path == ns or path.startswith(ns + ".") for ns in PLUGIN_NAMESPACES + VERL_UNLISTED_KEYS):
+        if _under(path, PLUGIN_NAMESPACES + VERL_UNLISTED_KEYS):
             continue
         parent_path, _, leaf = _aliased(path).rpartition(".")
         parent = defaults
@@ -112,14 +119,13 @@ def plugin_unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]
     """[(dotted key, close matches)] for keys of the plugin's typed blocks (a mapping with a `_target_` dataclass
     under PLUGIN_NAMESPACES, e.g. `actor_rollout_ref.actor.sdpo` -> SDPOConfig) that the dataclass lacks: a `+`
     override with a typo would otherwise end in a bare TypeError inside a Ray worker."""
-    composed = OmegaConf.to_container(config, resolve=False) if isinstance(config, DictConfig) else config
     problems = []
-    for path, node in _walk(composed, ""):
-        in_plugin = any(path == ns or path.startswith(ns + ".") for ns in PLUGIN_NAMESPACES)
-        fields = _dataclass_fields(node["_target_"]) if in_plugin and isinstance(node, dict) and "_target_" in node \
-            else None
-        for key in (k for k in node if k != "_target_" and k not in fields) if fields else ():
-            problems.append((f"{path}.{key}", difflib.get_close_matches(str(key), fields, n=3)))
+    for path, node in _walk(_container(config), ""):
+        if not (isinstance(node, dict) and "_target_" in node and _under(path, PLUGIN_NAMESPACES)):
+            continue
+        fields = _dataclass_fields(node["_target_"]) or []
+        problems += [(f"{path}.{key}", difflib.get_close_matches(str(key), fields, n=3))
+                     for key in node if fields and key != "_target_" and key not in fields]
     return problems
 
 
@@ -130,7 +136,8 @@ def check_config_keys(config: DictConfig | dict) -> None:
             f"`+recipe={recipe}` was taken as a plain value: Hydra found no `recipe` group. "
             "Is sdpo-lean installed (pip install -e .) in this Python environment?"
         )
-    problems = unknown_keys(config) + plugin_unknown_keys(config)
+    composed = _container(config)   # once, for both walks
+    problems = unknown_keys(composed) + plugin_unknown_keys(composed)
     if problems:
         lines = [f"  {key}" + (f"  (did you mean: {', '.join(m)}?)" if m else "") for key, m in problems]
         raise UnknownConfigKeyError(
