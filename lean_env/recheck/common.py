@@ -58,6 +58,11 @@ class ToolConfig:
     lib: str = DEFAULT_LIB          # comparator: a lean_lib of the project holding `<lib>.<key>.{Challenge,Solution}`
     timeout_s: float = 1800.0
 
+    @property
+    def scratch(self) -> Path:
+        """The project folder the lean4checker and SafeVerify runners compile their files under."""
+        return self.project / ".sdpo_recheck"
+
     def lake_env(self, *argv: str) -> list[str]:
         """`lake env ARGV…`: runs ARGV with the project's LEAN_PATH."""
         return [*self.lake_command, "env", *argv]

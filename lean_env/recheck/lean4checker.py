@@ -52,7 +52,7 @@ def _judge_compiled(plan: CheckPlan, source: Path, olean: Path, root: Path, cfg:
 
 
 def run_lean4checker(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
-    root = cfg.project / ".sdpo_recheck"
+    root = cfg.scratch
     module = f"{cfg.lib}.{job.key}"
     source = root / cfg.lib / f"{job.key}.lean"
     source.parent.mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,7 @@ def tool_config(options: RecheckOptions) -> ToolConfig:
 
 def _job_files(cfg: ToolConfig, key: str) -> list[Path]:
     """Where each tool's runner writes the job `key` (see comparator.py, safeverify.py, lean4checker.py)."""
-    scratch = cfg.project / ".sdpo_recheck" / cfg.lib
+    scratch = cfg.scratch / cfg.lib
     return [cfg.project / cfg.lib / key, scratch / key, scratch / f"{key}.lean", scratch / f"{key}.olean"]
 
 

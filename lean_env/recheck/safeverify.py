@@ -56,7 +56,7 @@ def _compiled_olean(source: Path, root: Path, cfg: ToolConfig, trusted: bool) ->
 
 
 def run_safeverify(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
-    root = cfg.project / ".sdpo_recheck"
+    root = cfg.scratch
     folder = root / cfg.lib / job.key
     folder.mkdir(parents=True, exist_ok=True)
     oleans = []
