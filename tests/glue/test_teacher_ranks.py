@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.glue.cpu_platform import free_port
-from tests.glue.test_worker_in_process import model_dir  # noqa: F401 - the tiny Qwen3 fixture
 
 RANK_TIMEOUT_S = 150  # a passing step takes about 25 s here
 SCRIPT = Path(__file__).with_name("two_rank_step.py")
 
 
 @pytest.mark.parametrize("algo", ["sdpo", "sdpo_shared_prefix"])
-def test_two_ranks_finish_a_step_when_only_one_distils_a_sample(algo, model_dir, tmp_path):  # noqa: F811
+def test_two_ranks_finish_a_step_when_only_one_distils_a_sample(algo, model_dir, tmp_path):
     port = str(free_port())
     ranks = [subprocess.Popen([sys.executable, str(SCRIPT), str(rank), port, algo, str(model_dir), str(tmp_path)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
