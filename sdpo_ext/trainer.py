@@ -53,7 +53,6 @@ from sdpo_ext.reprompt import build_teacher_batch
 from sdpo_ext.routing import sample_weights
 from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, group_prefix_lengths
 from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
-from sdpo_ext.ttrl_dataset import TheoremFilterDataset, ttrl_data_config
 from sdpo_ext.ttrl_set import TTRLSet
 from sdpo_ext.val_metrics import validation_pass_at_k
 
@@ -162,6 +161,10 @@ class SDPOTrainer(PPOTrainerSync):
         ttrl = self.run_config.ttrl if self.run_config is not None else None
         if ttrl is None or not ttrl.active:
             return super()._init_dataloader()
+        # not at the top: sdpo_ext.ttrl_dataset imports verl, whose plugin loading imports this module; a process that
+        # imports the dataset class first (data.custom_cls) would otherwise lose the trainer's registration
+        from sdpo_ext.ttrl_dataset import TheoremFilterDataset, ttrl_data_config
+
         with open_dict(self.config):
             self.config.data.sdpo_ttrl = ttrl_data_config(ttrl, self.config.data)
         super()._init_dataloader()
