@@ -25,6 +25,12 @@ Contract: `recheck_one` never raises; every job gets one `RecheckResult` with st
   infra      the tool could not give a verdict: not installed, crashed, timed out, printed something unexpected,
              or the trusted challenge failed; says nothing about the proof.
 Each tool run is killed with its whole process group after `timeout_s`.
+
+Files: each runner writes a job's files under the project in paths named by its key (its module docstring lists
+them) and records them in a `JobFiles`. With `ToolConfig.keep_files` (the default, the offline CLI: one stable key
+per log line, so a re-run overwrites them, and they are the evidence to inspect a rejected proof) they stay; without
+it (the strict online mode, a fresh key per paid proof) the runner removes them when it returns or raises, whatever
+the verdict, so no caller needs to know where they are. The shared parent folders stay.
 """
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
-"""Shared parts of the offline re-check: jobs, results, tool settings, and a process runner that never hangs."""
+"""Shared parts of the offline re-check: jobs, results, tool settings, the files a job writes, and a process runner
+that never hangs."""
 from __future__ import annotations
 
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
@@ -57,6 +59,8 @@ class ToolConfig:
     lake_command: Sequence[str] = ("lake",)
     lib: str = DEFAULT_LIB          # comparator: a lean_lib of the project holding `<lib>.<key>.{Challenge,Solution}`
     timeout_s: float = 1800.0
+    keep_files: bool = True         # leave each job's files in the project (offline: to inspect); False: the runner
+                                    # removes them when it returns, whatever the outcome (the strict online mode)
 
     @property
     def scratch(self) -> Path:
@@ -72,6 +76,47 @@ class ToolConfig:
             raise ValueError(f"tool must be one of {TOOLS}, got {self.tool!r}")
         if not re.fullmatch(r"[A-Z][A-Za-z0-9_]*", self.lib):
             raise ValueError(f"lib must be a Lean module name component such as {DEFAULT_LIB}, got {self.lib!r}")
+
+
+class JobFiles:
+    """The files and folders one job writes, as a context manager: a runner records each path before it creates it,
+    and on exit (a verdict, infra, or an exception) every recorded path is removed unless `keep`. Removal never
+    raises: a file that cannot be removed must not turn a verdict into an error.
+
+        with JobFiles(cfg.keep_files) as files:
+            folder = files.folder(cfg.project / cfg.lib / job.key)
+            files.file(folder / "x.lean").write_text(...)
+    """
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+        self.paths: list[Path] = []
+
+    def file(self, path: Path) -> Path:
+        """`path`, recorded; the caller creates it (or has a tool create it)."""
+        self.paths.append(path)
+        return path
+
+    def folder(self, path: Path) -> Path:
+        """`path`, recorded and created with its parents (the parents are shared by jobs and stay)."""
+        self.paths.append(path)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def __enter__(self) -> JobFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.keep:
+            return
+        for path in reversed(self.paths):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass
 
 
 def run_tool(argv: Sequence[str], *, cwd: Path, timeout_s: float, env: dict[str, str] | None = None) -> ToolRun:

@@ -4,6 +4,10 @@
 with lean4export, checks that every constant the statement uses is the same in both, that the solution uses only
 `permitted_axioms`, and replays the solution into the kernel. It prints `Building M` / `Exporting #[…] from M` per
 stage and `Your solution is okay!` (exit 0), or exits 1 with `uncaught exception: <reason>` on stderr.
+
+Files: the job writes the folder `<project>/<lib>/<key>/` (Challenge.lean, Solution.lean, config.json). It stays
+when `cfg.keep_files` and is removed when `run_comparator` returns or raises otherwise. What `lake build` writes under
+the project's `.lake` for these modules is lake's and is not removed.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import re
 
 from lean_env.assemble import arrange, split_header
 from lean_env.judge import ALLOWED_AXIOMS
-from lean_env.recheck.common import RecheckJob, Status, ToolConfig, ToolRun, run_tool, uncaught_reason
+from lean_env.recheck.common import JobFiles, RecheckJob, Status, ToolConfig, ToolRun, run_tool, uncaught_reason
 from lean_env.screen import ScreenResult
 
 COMPARATOR_OK = "Your solution is okay!"
@@ -61,13 +65,14 @@ def classify_comparator(run: ToolRun, challenge_module: str, timeout_s: float) -
 
 
 def run_comparator(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
+    """Write the job's folder (see the module docstring for when it is removed) and run comparator on it."""
     module = f"{cfg.lib}.{job.key}"
-    folder = cfg.project / cfg.lib / job.key
-    folder.mkdir(parents=True, exist_ok=True)
-    challenge, solution = comparator_sources(screened, job.task.header)
-    (folder / "Challenge.lean").write_text(challenge)
-    (folder / "Solution.lean").write_text(solution)
-    config = folder / "config.json"
-    config.write_text(json.dumps(comparator_config(module, job.task.name, screened.statement.kind), indent=2))
-    run = run_tool(cfg.lake_env(*cfg.tool_command, str(config)), cwd=cfg.project, timeout_s=cfg.timeout_s)
+    with JobFiles(cfg.keep_files) as files:
+        folder = files.folder(cfg.project / cfg.lib / job.key)
+        challenge, solution = comparator_sources(screened, job.task.header)
+        (folder / "Challenge.lean").write_text(challenge)
+        (folder / "Solution.lean").write_text(solution)
+        config = folder / "config.json"
+        config.write_text(json.dumps(comparator_config(module, job.task.name, screened.statement.kind), indent=2))
+        run = run_tool(cfg.lake_env(*cfg.tool_command, str(config)), cwd=cfg.project, timeout_s=cfg.timeout_s)
     return classify_comparator(run, f"{module}.Challenge", cfg.timeout_s)

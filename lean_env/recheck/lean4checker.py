@@ -4,6 +4,9 @@ The exact file the online reward checked is compiled with `lake env lean --json 
 `lean_env.judge` as online; then `lake env lean4checker <module>` replays the module's declarations into the kernel.
 It prints `Searching for modules matching: [M]` and `Found 1 modules to check`; exit 0 confirms; a kernel failure
 prints `lean4checker found a problem in M` and `uncaught exception: <kernel error>` on stderr, exit 1.
+
+Files: the job writes `<cfg.scratch>/<lib>/<key>.lean` and its `.olean`. They stay when `cfg.keep_files` and are
+removed when `run_lean4checker` returns or raises otherwise.
 """
 from __future__ import annotations
 
@@ -12,7 +15,16 @@ from pathlib import Path
 
 from lean_env.assemble import CheckPlan, build_check
 from lean_env.judge import judge
-from lean_env.recheck.common import UNCAUGHT, RecheckJob, Status, ToolConfig, ToolRun, failed_to_run, run_tool
+from lean_env.recheck.common import (
+    UNCAUGHT,
+    JobFiles,
+    RecheckJob,
+    Status,
+    ToolConfig,
+    ToolRun,
+    failed_to_run,
+    run_tool,
+)
 from lean_env.recheck.compile import Compiled, compile_module
 from lean_env.screen import ScreenResult
 from lean_env.types import Outcome, RunResult, Verdict
@@ -52,15 +64,18 @@ def _judge_compiled(plan: CheckPlan, source: Path, olean: Path, root: Path, cfg:
 
 
 def run_lean4checker(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
+    """Compile and judge the checked file, then replay its module (see the module docstring for the files' fate)."""
     root = cfg.scratch
     module = f"{cfg.lib}.{job.key}"
-    source = root / cfg.lib / f"{job.key}.lean"
-    source.parent.mkdir(parents=True, exist_ok=True)
-    plan = build_check(screened, job.task.header, job.key)
-    source.write_text(plan.snippet.code)
-    failed = _judge_compiled(plan, source, source.with_suffix(".olean"), root, cfg)
-    if failed is not None:
-        return failed
-    env = {**os.environ, "LEAN_PATH": os.pathsep.join(p for p in (str(root), os.environ.get("LEAN_PATH")) if p)}
-    run = run_tool(cfg.lake_env(*cfg.tool_command, module), cwd=cfg.project, timeout_s=cfg.timeout_s, env=env)
+    with JobFiles(cfg.keep_files) as files:
+        source = files.file(root / cfg.lib / f"{job.key}.lean")
+        olean = files.file(source.with_suffix(".olean"))
+        source.parent.mkdir(parents=True, exist_ok=True)
+        plan = build_check(screened, job.task.header, job.key)
+        source.write_text(plan.snippet.code)
+        failed = _judge_compiled(plan, source, olean, root, cfg)
+        if failed is not None:
+            return failed
+        env = {**os.environ, "LEAN_PATH": os.pathsep.join(p for p in (str(root), os.environ.get("LEAN_PATH")) if p)}
+        run = run_tool(cfg.lake_env(*cfg.tool_command, module), cwd=cfg.project, timeout_s=cfg.timeout_s, env=env)
     return classify_lean4checker(run, module, cfg.timeout_s)

@@ -6,12 +6,12 @@ with the tool's reason as feedback (score 0: the online check was fooled or the 
 tool refuses); infra (tool missing, crashed, timed out, the trusted challenge failing in the project) gives INFRA:
 masked, no feedback, never trained on, as for any infrastructure failure. A false positive of the fast path
 therefore costs throughput (one tool run per paid proof), never a reward. Each job writes its files under the
-project in folders named by a fresh key and removes them afterwards.
+project in paths named by a fresh key; `tool_config` turns `keep_files` off, so the tool's runner removes them when
+it returns, whatever the outcome (see `lean_env.recheck`, Files).
 """
 from __future__ import annotations
 
 import asyncio
-import shutil
 import uuid
 from pathlib import Path
 
@@ -26,28 +26,12 @@ _slots: dict[tuple[int, int], asyncio.Semaphore] = {}   # (event loop, workers) 
 
 
 def tool_config(options: RecheckOptions) -> ToolConfig:
-    """The `lean_env.recheck` settings of the strict mode (ValueError for an empty command)."""
+    """The `lean_env.recheck` settings of the strict mode (ValueError for an empty command); a job's files are removed
+    when its run ends, since every paid proof gets a fresh key and they would pile up in the project."""
     assert options.recheck_project is not None
     command = options.recheck_command or DEFAULT_COMMANDS[options.recheck_tool]
     return ToolConfig(options.recheck_tool, Path(options.recheck_project).expanduser(), parse_command(command),
-                      timeout_s=float(options.recheck_timeout_s))
-
-
-def _job_files(cfg: ToolConfig, key: str) -> list[Path]:
-    """Where each tool's runner writes the job `key` (see comparator.py, safeverify.py, lean4checker.py)."""
-    scratch = cfg.scratch / cfg.lib
-    return [cfg.project / cfg.lib / key, scratch / key, scratch / f"{key}.lean", scratch / f"{key}.olean"]
-
-
-def _run(job: RecheckJob, cfg: ToolConfig) -> RecheckResult:
-    try:
-        return recheck_one(job, cfg)
-    finally:
-        for path in _job_files(cfg, job.key):
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+                      timeout_s=float(options.recheck_timeout_s), keep_files=False)
 
 
 async def recheck_valid(task: Task, model_output: str, result: VerifyResult, options: RecheckOptions) -> VerifyResult:
@@ -60,7 +44,7 @@ async def recheck_valid(task: Task, model_output: str, result: VerifyResult, opt
         slots = _slots.setdefault((id(loop), options.recheck_workers), asyncio.Semaphore(options.recheck_workers))
         job = RecheckJob(f"Strict{uuid.uuid4().hex}", task, model_output)
         async with slots:
-            checked = await asyncio.to_thread(_run, job, cfg)
+            checked = await asyncio.to_thread(recheck_one, job, cfg)
     except Exception as e:  # a bug or a bad setting must neither pay nor fail a proof
         checked = RecheckResult("", "infra", f"strict re-check failed: {type(e).__name__}: {e}")
     if checked.status == "confirmed":

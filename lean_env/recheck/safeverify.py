@@ -7,13 +7,16 @@ both into the kernel, checks that each target declaration has a submission decla
 to stderr: `Replaying <file>` per replay, `<name> used disallowed axioms. […]`, `Found a problem in <file> with
 declaration <name>: <failure>`, and ends with `SafeVerify check passed.` (exit 0) or `uncaught exception: <reason>`
 (exit 1).
+
+Files: the job writes the folder `<cfg.scratch>/<lib>/<key>/` ({Target,Submission}.lean and their .olean files). It
+stays when `cfg.keep_files` and is removed when `run_safeverify` returns or raises otherwise.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from lean_env.recheck.common import RecheckJob, Status, ToolConfig, ToolRun, run_tool, uncaught_reason
+from lean_env.recheck.common import JobFiles, RecheckJob, Status, ToolConfig, ToolRun, run_tool, uncaught_reason
 from lean_env.recheck.comparator import comparator_sources
 from lean_env.recheck.compile import Compiled, compile_module
 from lean_env.screen import ScreenResult
@@ -56,17 +59,18 @@ def _compiled_olean(source: Path, root: Path, cfg: ToolConfig, trusted: bool) ->
 
 
 def run_safeverify(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
+    """Compile the target and the submission, then run SafeVerify on both (see the module docstring for the files)."""
     root = cfg.scratch
-    folder = root / cfg.lib / job.key
-    folder.mkdir(parents=True, exist_ok=True)
-    oleans = []
-    for name, text, trusted in zip(("Target", "Submission"), comparator_sources(screened, job.task.header),
-                                   (True, False)):
-        source = folder / f"{name}.lean"
-        source.write_text(text)
-        olean = _compiled_olean(source, root, cfg, trusted)
-        if not isinstance(olean, Path):
-            return olean
-        oleans.append(olean)
-    run = run_tool(cfg.lake_env(*cfg.tool_command, *map(str, oleans)), cwd=cfg.project, timeout_s=cfg.timeout_s)
+    with JobFiles(cfg.keep_files) as files:
+        folder = files.folder(root / cfg.lib / job.key)
+        oleans = []
+        for name, text, trusted in zip(("Target", "Submission"), comparator_sources(screened, job.task.header),
+                                       (True, False)):
+            source = folder / f"{name}.lean"
+            source.write_text(text)
+            olean = _compiled_olean(source, root, cfg, trusted)
+            if not isinstance(olean, Path):
+                return olean
+            oleans.append(olean)
+        run = run_tool(cfg.lake_env(*cfg.tool_command, *map(str, oleans)), cwd=cfg.project, timeout_s=cfg.timeout_s)
     return classify_safeverify(run, oleans[0], cfg.timeout_s)

@@ -1,11 +1,16 @@
 """Offline re-check (`lean_env.recheck`, `sdpo_eval.recheck`) against fake lake/lean/comparator/lean4checker
 executables that print and exit as the real tools do (lean_env.testing.fake_lean_tools); no Lean needed."""
+import dataclasses
 import json
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import lean_env.recheck.comparator
+import lean_env.recheck.lean4checker
+import lean_env.recheck.safeverify
 from lean_env.recheck import (
     RecheckJob,
     ToolConfig,
@@ -15,6 +20,7 @@ from lean_env.recheck import (
     classify_safeverify,
     comparator_sources,
     recheck,
+    recheck_one,
 )
 from lean_env.screen import screen
 from lean_env.verify import Task
@@ -208,6 +214,56 @@ def test_classify_safeverify_target_failures_are_infra():
                                        "uncaught exception: (kernel) unknown constant 'x'")
     assert classify_safeverify(replay_submission, target, 10) == ("rejected", "(kernel) unknown constant 'x'")
     assert classify_safeverify(ToolRun(0, "", "Replaying /w/Target.olean\n"), target, 10)[0] == "infra"
+
+
+# ------------------------------------------------------------------------------------- a job's own files
+
+REJECTS = {"comparator": "fake:mismatch", "lean4checker": "fake:tamper", "safeverify": "fake:mismatch"}
+CRASHING = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"]
+SLEEPING = [sys.executable, "-c", "import time; time.sleep(60)"]
+RUNNER_MODULES = {"comparator": lean_env.recheck.comparator, "lean4checker": lean_env.recheck.lean4checker,
+                  "safeverify": lean_env.recheck.safeverify}
+
+
+def project_files(project: Path) -> list[Path]:
+    return sorted(p for p in project.rglob("*") if p.is_file() and p.name != "lakefile.toml")
+
+
+@pytest.mark.parametrize("failure, status", [("rejected", "rejected"), ("crash", "infra"), ("timeout", "infra"),
+                                             ("raises", "infra")])
+@pytest.mark.parametrize("tool", ["comparator", "lean4checker", "safeverify"])
+def test_without_keep_files_a_failed_run_leaves_none_of_its_files(recheck_tools, monkeypatch, tool, failure, status):
+    cfg = dataclasses.replace(config(recheck_tools, tool, timeout_s=1.0), keep_files=False)
+    if failure in ("crash", "timeout"):
+        cfg = dataclasses.replace(cfg, tool_command=CRASHING if failure == "crash" else SLEEPING)
+    module, seen = RUNNER_MODULES[tool], []
+
+    def tool_run(*args, **kwargs):   # the tool's own run: every file of the job is written by now
+        seen.extend(project_files(recheck_tools[1]))
+        if failure == "raises":
+            raise OSError("disk full")
+        return real_run(*args, **kwargs)
+
+    real_run = module.run_tool
+    monkeypatch.setattr(module, "run_tool", tool_run)
+    proof = f"rfl -- {REJECTS[tool]}" if failure == "rejected" else "subst h\n  rfl"
+    result = recheck_one(job("J1", proof), cfg)
+    assert result.status == status, result.message
+    assert seen and all("J1" in str(p) for p in seen)
+    assert project_files(recheck_tools[1]) == []
+
+
+@pytest.mark.parametrize("tool, marker, status, needle", [
+    ("lean4checker", "error", "rejected", "offline Lean: lean_error"),
+    ("lean4checker", "no-olean", "infra", "wrote no .olean"),
+    ("safeverify", "error", "rejected", "the solution does not compile"),
+])
+def test_without_keep_files_a_run_that_stops_at_the_compile_leaves_none_of_its_files(recheck_tools, tool, marker,
+                                                                                      status, needle):
+    cfg = dataclasses.replace(config(recheck_tools, tool), keep_files=False)
+    result = recheck_one(job("J2", f"rfl -- fake:{marker}"), cfg)
+    assert result.status == status and needle in result.message, result.message
+    assert project_files(recheck_tools[1]) == []
 
 
 # -------------------------------------------------------------------------------------------------- CLI

@@ -55,6 +55,20 @@ def test_a_tool_that_gives_no_verdict_makes_the_sample_masked_infra(recheck_tool
     assert d["verdict"] == "infra" and d["infra"] == 1.0 and d["score"] == 0.0 and d["feedback"] == ""
 
 
+@pytest.mark.parametrize("tool, marker, verdict", [
+    ("safeverify", "fake:mismatch", "forbidden"), ("lean4checker", "fake:tamper", "forbidden"),
+    ("comparator", "fake:axiom", "forbidden"), ("comparator", "fake:crash", "infra"),
+    ("comparator", "fake:hang", "infra"), ("safeverify", "fake:no-olean", "infra"),
+])
+def test_a_rejected_or_failed_recheck_leaves_none_of_its_files(recheck_tools, answer, tool, marker, verdict):
+    paths, root = recheck_tools
+    command = str(paths["safe_verify" if tool == "safeverify" else tool])
+    (d,) = score([answer(f"subst h\n  norm_num -- {marker}")], **REPL, strict_recheck=True, recheck_tool=tool,
+                 recheck_project=str(root), recheck_command=command, recheck_timeout_s=1.0)
+    assert d["verdict"] == verdict and d["score"] == 0.0 and d["infra"] == float(verdict == "infra")
+    assert leftovers(root) == []
+
+
 def test_only_valid_proofs_are_rechecked(recheck_tools, answer):
     _, root = recheck_tools
     outs = score([answer("nlinarith [h]"), answer("sorry")], **REPL, strict_recheck=True,
