@@ -35,8 +35,8 @@ class MathGradingOptions:
     timeout_s: float = _opt(5.0, "hard limit per answer comparison in seconds; a reply whose comparison runs past "
                                  "it scores 0 with verdict grader_timeout")
     prompt_opens_think: bool = _opt(False, "the prompt ends inside <think> (DeepSeek-R1's current template, "
-                                           "Open-Reasoner-Zero): a reply without </think> was cut off while "
-                                           "thinking and has no answer")
+                                           "Qwen3.5-4B's unless enable_thinking=false, Open-Reasoner-Zero): a "
+                                           "reply without </think> was cut off while thinking and has no answer")
 
     def __post_init__(self) -> None:
         if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or self.timeout_s <= 0:

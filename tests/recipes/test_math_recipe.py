@@ -72,7 +72,9 @@ def test_verls_reward_manager_runs_reward_math_with_its_time_limit():
 
     async def main():
         manager = NaiveRewardManager(cfg, CharTokenizer(), get_custom_reward_fn(cfg))
-        replies = [(r"so \boxed{\frac{1}{2}}", "0.5"), (r"\boxed{9^{9^{9^9}}}", "3"), ("no idea", "3")]
+        # Qwen3.5-4B's prompt opens <think> (the recipes' prompt_opens_think): an answer follows "</think>"
+        replies = [("half.\n</think>\n\n" r"so \boxed{\frac{1}{2}}", "0.5"), ("</think>" r"\boxed{9^{9^{9^9}}}", "3"),
+                   ("no idea", "3")]
         return await asyncio.gather(*(manager.run_single(_item(reply, truth)) for reply, truth in replies))
 
     start = time.monotonic()
