@@ -1,9 +1,9 @@
-# Sourced by the runners that start several verl runs side by side on one GPU and host (bench/run_learning.sh,
-# bench/run_ttrl_discovery.sh). Set SIDE_BY_SIDE_TOKENS, each run's dynamic-batch token cap, before sourcing.
+# Sourced by the runners that start several verl runs side by side on one GPU and host (bench/learning/run_learning.sh,
+# bench/ttrl/run_ttrl_discovery.sh). Set SIDE_BY_SIDE_TOKENS, each run's dynamic-batch token cap, before sourcing.
 #
 # SIDE_BY_SIDE: Hydra overrides that let the runs share the GPU: a fixed 2 GB vLLM KV cache each
-# (bench/share_gpu.sh explains why it is fixed), small token caps, one agent-loop and one reward worker, one
-# TransferQueue storage unit (ten runs shared one H200 and 16 CPU cores this way: bench/README.md, learning curves).
+# (bench/common/share_gpu.sh explains why it is fixed), small token caps, one agent-loop and one reward worker, one
+# TransferQueue storage unit (ten runs shared one H200 and 16 CPU cores this way: bench/learning/README.md).
 SIDE_BY_SIDE=(actor_rollout_ref.rollout.gpu_memory_utilization=0.05
               +actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes=2000000000
               "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${SIDE_BY_SIDE_TOKENS:?set the token cap first}"

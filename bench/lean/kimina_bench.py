@@ -1,6 +1,6 @@
 """Throughput and verdict loss of the Kimina client against the faithful Kimina double (not a test; run by hand).
 
-  python bench/kimina_bench.py [--repls 2,4,8] [--in-flight 64,256] [--crash 0.01,0.05] [--time-scale 0.002]
+  python bench/lean/kimina_bench.py [--repls 2,4,8] [--in-flight 64,256] [--crash 0.01,0.05] [--time-scale 0.002]
 Each cell submits `in_flight` proofs at once as single-proof `run` calls (as the reward function does) to a
 double with `repls` REPLs; a share `crash` of the proofs crashes its REPL (the server then answers 500 for the
 whole request), 40 % have a Lean error, the rest are valid. Simulated Lean costs: 10 s header import per fresh
@@ -9,7 +9,7 @@ REPL, body 0.5-5 s (mean 2.75 s), per-proof limit 60 s, the server's MAX_WAIT 60
 64 snippets in flight: snippets queue on the server and may hit 429).
 Reports per cell: proofs per simulated second, infra share (goal: = crash share), correct proofs lost (goal: 0:
 a valid or erroneous proof that did not get its verdict), HTTP requests and 429/500 answers.
-Writes bench/results/kimina_bench.json with the command line.
+Writes bench/lean/results/kimina_bench.json with the command line.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import time
 
 from tqdm import tqdm
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
 from lean_env import Outcome, Snippet  # noqa: E402
@@ -86,7 +86,7 @@ def main() -> None:
     p.add_argument("--crash", default="0.01,0.05")
     p.add_argument("--time-scale", type=float, default=0.002, help="real seconds per simulated second")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "kimina_bench.json"))
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "lean", "results", "kimina_bench.json"))
     args = p.parse_args()
     grid = [(r, n, c, sr) for r in map(int, args.repls.split(",")) for n in map(int, args.in_flight.split(","))
             for c in map(float, args.crash.split(",")) for sr in (r, 64)]

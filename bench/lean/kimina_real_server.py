@@ -1,6 +1,7 @@
 """The Kimina client's acceptance checks against the REAL kimina-lean-server code, with the REPL double behind it.
 
-  python bench/kimina_real_server.py --server-dir /tmp/kimina-lean-server --server-python /tmp/kimina_venv/bin/python
+  python bench/lean/kimina_real_server.py --server-dir /tmp/kimina-lean-server \\
+      --server-python /tmp/kimina_venv/bin/python
 The server's code is not part of this repository; get it and its dependencies yourself, e.g.
   git clone https://github.com/project-numina/kimina-lean-server /tmp/kimina-lean-server   (checked: @fb2393d)
   python -m venv /tmp/kimina_venv && /tmp/kimina_venv/bin/pip install fastapi==0.116.1 uvicorn==0.35.0 \\
@@ -12,7 +13,7 @@ BAD is a Lean error). A stand-in `prisma` module replaces the un-generated Prism
 Scenarios: raw protocol probes (422 on a fractional timeout, 401 on a wrong key, 500 for a whole batch with one
 crash), then through `KiminaBackend`: a batch with one crashing and one hanging proof and more proofs than REPLs
 at a fractional timeout; a wrong API key; 429s from a too-small server; a header import longer than the proof
-limit; a server killed and restarted mid-run. Writes bench/results/kimina_real_server.json.
+limit; a server killed and restarted mid-run. Writes bench/lean/results/kimina_real_server.json.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import time
 
 import httpx
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
 from lean_env import Outcome, Snippet  # noqa: E402
@@ -240,7 +241,7 @@ def main() -> None:
     p.add_argument("--server-dir", default=os.environ.get("KIMINA_SERVER_DIR", "/tmp/kimina-lean-server"))
     p.add_argument("--server-python", default=os.environ.get("KIMINA_SERVER_PYTHON", "/tmp/kimina_venv/bin/python"))
     p.add_argument("--server-commit", default=None, help="the server's commit, when --server-dir is no git checkout")
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "kimina_real_server.json"))
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "lean", "results", "kimina_real_server.json"))
     args = p.parse_args()
     commit = args.server_commit or subprocess.run(["git", "-C", args.server_dir, "rev-parse", "HEAD"],
                                                   capture_output=True, text=True, check=False).stdout.strip()

@@ -1,10 +1,10 @@
 """Benchmark of the REPL pool against the REPL double (not a test; run by hand).
 
-  python bench/lean_backend_bench.py [--import-delay 5] [--proof-delay 0.2] [--n 32]
+  python bench/lean/lean_backend_bench.py [--import-delay 5] [--proof-delay 0.2] [--n 32]
 Figures: (1) header reuse vs a fresh process per proof, both from a cold start, n proofs;
 (2) 1 vs 2 REPLs on warm pools, n proofs; (3) orchestration overhead per proof with a
 zero-delay double: the pool alone, and the whole reward path (screen, assemble, judge).
-Writes bench/results/lean_backend_bench.json with the command line.
+Writes bench/lean/results/lean_backend_bench.json with the command line.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import time
 
 from tqdm import tqdm
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
 from lean_env import Snippet  # noqa: E402
@@ -97,7 +97,7 @@ def main() -> int:
     ap.add_argument("--proof-delay", type=float, default=0.2)
     ap.add_argument("--n", type=int, default=32)
     ap.add_argument("--overhead-n", type=int, default=500)
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "lean_backend_bench.json"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "lean", "results", "lean_backend_bench.json"))
     args = ap.parse_args()
     figures = asyncio.run(bench(args))
     goals = {"reuse_speedup": (">=", 10.0), "two_repl_speedup_warm": (">=", 1.8),

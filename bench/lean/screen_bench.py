@@ -2,7 +2,7 @@
 
 Blocks over lean_env.screen.MAX_CODE_CHARS (2 MB) are rejected unread; the last line times dense code just below 1 MB.
 
-  python bench/screen_bench.py
+  python bench/lean/screen_bench.py
 Prints seconds per input; tests/lean_env/test_lexer.py holds the same inputs under a generous bound.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from lean_env import screen  # noqa: E402
 

@@ -6,13 +6,13 @@ what this measures is the strict mode's own cost: screening the output again, wr
 tool's processes (lake -> lean -> tool, each a Python process here) and cleaning up, serialised by
 `recheck_workers`. A real tool adds its Lean time on top (see docs/lean.md, Anti-cheat 8, for the estimate).
 
-  python bench/strict_recheck_bench.py [--proofs 24] [--proof-delay 0.05] [--workers 1]
+  python bench/lean/strict_recheck_bench.py [--proofs 24] [--proof-delay 0.05] [--workers 1]
 First each tool re-checks every fast-path-valid output alone (`recheck_one`, its `elapsed_s`: the cost per rewarded
 proof without any noise from the fast path). Then each setting runs end to end twice: one proof at a time
 (`max_concurrency 1`: the wall-time difference is the latency the re-check adds to a rewarded proof) and 8 at a
 time (the re-checks overlap with other proofs' fast path: throughput). Wall times on a shared 2-core machine move by
 tenths of a second between runs; the re-check-alone figures are the cost figure.
-Prints one line per run and writes bench/results/strict_recheck_bench.json.
+Prints one line per run and writes bench/lean/results/strict_recheck_bench.json.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 import reward.lean as rl  # noqa: E402
 from lean_env.recheck import RecheckJob, recheck_one  # noqa: E402
@@ -102,7 +102,7 @@ def main() -> None:
                   f"extra per rewarded proof {row['extra_s_per_rewarded_proof']:6.3f} s  {row['verdicts']}")
     strict = {k.split("@")[0]: r["extra_s_per_rewarded_proof"] for k, r in rows.items()
               if k.endswith("@1") and k != "off@1"}
-    summary = {"command": "python bench/strict_recheck_bench.py " + " ".join(sys.argv[1:]),
+    summary = {"command": "python bench/lean/strict_recheck_bench.py " + " ".join(sys.argv[1:]),
                "proofs": args.proofs, "proof_delay_s": args.proof_delay, "recheck_workers": args.workers,
                "cpus": os.cpu_count(), "recheck_alone_per_rewarded_proof": per_proof, "settings": rows,
                "latency_s_per_rewarded_proof": strict,

@@ -1,8 +1,8 @@
 """Where is the demo's teacher flatter than its student, and what does `token_weighting=confident` keep? (CPU)
 
     python -m sdpo_data.smollm2 --out-dir /tmp/smollm2
-    python bench/demo_confident_positions.py --model /tmp/smollm2 --prompts 32 \\
-        --out bench/results/demo_confident_positions.json
+    python bench/learning/demo_confident_positions.py --model /tmp/smollm2 --prompts 32 \\
+        --out bench/learning/results/demo_confident_positions.json
 
 Samples n replies per addition prompt from the base model (T 1.0, the recipe's sampling), judges them with
 `reward.addition.grade_reply` and builds every failed reply's teacher context with the trainer's own code (default

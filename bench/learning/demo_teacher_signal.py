@@ -1,7 +1,8 @@
 """Does the demo's SDPO teacher know more than its student? A CPU diagnostic for the flat SDPO demo curve.
 
     python -m sdpo_data.smollm2 --out-dir /tmp/smollm2
-    python bench/demo_teacher_signal.py --model /tmp/smollm2 --prompts 32 --out bench/results/demo_teacher_signal.json
+    python bench/learning/demo_teacher_signal.py --model /tmp/smollm2 --prompts 32 \\
+        --out bench/learning/results/demo_teacher_signal.json
 
 For each addition prompt (the demo's training rows, `sdpo_data.addition_rows.addition_rows`) it samples n answers from
 the base model (the recipe's sampling: T 1.0, top-p 1), judges them with `reward.addition.grade_reply`, and builds each

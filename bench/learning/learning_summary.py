@@ -1,4 +1,4 @@
-"""Summarise the demo learning runs of bench/run_learning.sh: learning.json and learning.png.
+"""Summarise the demo learning runs of bench/learning/run_learning.sh: learning.json and learning.png.
 
 Reads verl's per-step metrics (FileLogger JSON lines, one file per run named <algo>_s<seed>.jsonl). Validation
 (every trainer.test_freq steps and before training) samples 8 replies per held-out prompt at T 1.0:
@@ -6,7 +6,8 @@ val_reward = mean@8 of the score, content_accuracy = mean@8 of reward.addition's
 val_majority = maj@8 (majority vote over the 8 answers, a stand-in for the greedy answer). Training-side series
 (reply length, cap rate, entropies, SDPO terms) are per training step.
 
-    python bench/learning_summary.py --dir /tmp/learning --out bench/results --call "2026-12-04, H200, ..."
+    python bench/learning/learning_summary.py --dir /tmp/learning --out bench/learning/results \\
+        --call "2026-12-04, H200, ..."
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Summarise the SDPO vs GRPO demo runs (bench/run_demo.sh) into a JSON of measured figures and a PNG.
+"""Summarise the SDPO vs GRPO demo runs (bench/learning/run_demo.sh) into a JSON of measured figures and a PNG.
 
-    python bench/plot_demo.py --runs bench/raw/demo --out bench/results/demo_sdpo_vs_grpo
+    python bench/learning/plot_demo.py --runs bench/learning/raw/demo --out bench/learning/results/demo_sdpo_vs_grpo
 
 Reads <algo>_attempts.jsonl (every judged sample) and <algo>_metrics.log (verl's per-step console metrics).
 Reward per step is the mean score of that step's samples; the x-axis "generated samples" is cumulative.
@@ -95,8 +95,8 @@ def plot(summary: dict, png: Path, setting: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, default=Path("bench/raw/demo"))
-    parser.add_argument("--out", type=Path, default=Path("bench/results/demo_sdpo_vs_grpo"))
+    parser.add_argument("--runs", type=Path, default=Path("bench/learning/raw/demo"))
+    parser.add_argument("--out", type=Path, default=Path("bench/learning/results/demo_sdpo_vs_grpo"))
     parser.add_argument("--command", required=True, help="the exact command that produced the runs (kept in the JSON)")
     parser.add_argument("--setting", default="1x H200, same data seed", help="hardware and conditions, for the title")
     args = parser.parse_args()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SDPO vs GRPO on the no-download demo (SmolLM2-135M-Instruct, addition task), same seed and budget.
-# Usage (GPU): STEPS=15 ALGOS="sdpo grpo" [CONCURRENT=1] bash bench/run_demo.sh [extra Hydra overrides...]
-# CONCURRENT=1 starts the runs side by side on the one GPU (bench/share_gpu.sh): both fit a single device call,
+# Usage (GPU): STEPS=15 ALGOS="sdpo grpo" [CONCURRENT=1] bash bench/learning/run_demo.sh [extra Hydra overrides...]
+# CONCURRENT=1 starts the runs side by side on the one GPU (bench/common/share_gpu.sh): both fit a single device call,
 # but their step times then include contention for the GPU and CPUs.
 # Logs, attempt logs and verl's per-step metrics (<algo>_metrics.log, read by plot_demo.py) go to $OUT
 # (or ./bench_out).
@@ -12,7 +12,7 @@ export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDP
 export SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs}
 [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" 2>&1 | tail -2
 python3 -m sdpo_data.addition_rows --out-dir "$SDPO_DEMO_DATA_DIR" | tail -2
-. "$(dirname "$0")/share_gpu.sh"  # sets CONCURRENT and, when it is 1, the shared-GPU overrides `share`
+. "$(dirname "$0")/../common/share_gpu.sh"  # sets CONCURRENT and, when it is 1, the shared-GPU overrides `share`
 
 run_one() {  # one algorithm's run, its wall time and its flat result files in $OUT
   local algo=$1; shift

@@ -2,14 +2,14 @@
 # Learning curves of GRPO and the SDPO family on the demo (SmolLM2-135M, addition task), several seeds, all runs
 # started together on one GPU so that they share the same conditions.
 #
-#   bash bench/run_learning.sh launch    # start every run detached (setsid), watch for WATCH_S seconds
-#   bash bench/run_learning.sh collect   # (a later call on the same machine) wait for the runs, pack the results
-#   bash bench/run_learning.sh all       # both in one call
+#   bash bench/learning/run_learning.sh launch    # start every run detached (setsid), watch for WATCH_S seconds
+#   bash bench/learning/run_learning.sh collect   # (a later call on the same machine) wait for the runs, pack the results
+#   bash bench/learning/run_learning.sh all       # both in one call
 #
 # A device call lasts at most 10 minutes; the runs outlive the call that launched them (new process session), so a
 # job longer than one call is one `launch` and one `collect`. RUNS lists "<algo>:<seed>" pairs; each algo maps to a
 # recipe plus overrides below. Per run: verl's per-step metrics as JSON lines ($LEARN_DIR/<run>.jsonl, read by
-# bench/learning_summary.py), the console log, and the attempt log. `collect` packs them into $OUT/learning.tar.gz
+# bench/learning/learning_summary.py), the console log, and the attempt log. `collect` packs them into $OUT/learning.tar.gz
 # and writes the summary (learning.json + PNG) into $OUT.
 set -uo pipefail
 MODE=${1:?usage: run_learning.sh launch|collect|all}
@@ -35,7 +35,7 @@ recipe_of() {  # algo -> "+recipe=... [overrides]"
 }
 
 SIDE_BY_SIDE_TOKENS=2048  # 2k-token micro-batches
-. "$(dirname "$0")/side_by_side.sh"   # SIDE_BY_SIDE overrides, ISOLATE / ISOLATE_OK, private_tmp
+. "$(dirname "$0")/../common/side_by_side.sh"   # SIDE_BY_SIDE overrides, ISOLATE / ISOLATE_OK, private_tmp
 isolate_dir() {  # run name -> its private /tmp, with links to the shared folders the run reads
   private_tmp "$LEARN_DIR/tmp_$1" "$(basename "$SDPO_DEMO_MODEL")" "$(basename "$SDPO_DEMO_DATA_DIR")" \
     "$(basename "$LEARN_DIR")"
@@ -103,7 +103,7 @@ pack() {
   for f in "$LEARN_DIR"/*.log; do grep -E "Error|Traceback|Killed|OOM" "$f" | head -5 > "${f%.log}.errors"; done
   for f in "$LEARN_DIR"/*.log; do tail -c 20000 "$f" > "$f.tail"; done
   tar czf "$OUT/learning.tar.gz" -C "$LEARN_DIR" --exclude runs --exclude 'tmp_*' --exclude '*.log' .
-  python3 bench/learning_summary.py --dir "$LEARN_DIR" --out "$OUT" --call "${CALL_NOTE:-$(date -u +%F) demo}" --steps "$STEPS" \
+  python3 bench/learning/learning_summary.py --dir "$LEARN_DIR" --out "$OUT" --call "${CALL_NOTE:-$(date -u +%F) demo}" --steps "$STEPS" \
     2>&1 | tail -25
 }
 

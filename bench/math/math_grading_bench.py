@@ -1,6 +1,6 @@
 """Agreement of MATH graders with the expected verdicts of tests/reward_math/grading_cases.py (not a test).
 
-    python bench/math_grading_bench.py --out bench/results/math_grading.json
+    python bench/math/math_grading_bench.py --out bench/math/results/math_grading.json
 
 Graders, each called as its project calls it, with the case's reference answer as ground truth:
 - `reward.math`: ours (extraction + time-limited equivalence in worker processes);
@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "reward_math"))
 sys.path.insert(0, str(ROOT))
 
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)
     results = {name: score(grader) for name, grader in GRADERS.items()}
-    summary = {"command": "python bench/math_grading_bench.py --out bench/results/math_grading.json",
+    summary = {"command": "python bench/math/math_grading_bench.py --out bench/math/results/math_grading.json",
                "cases": len(CASES), "expected_correct": sum(c.expected for c in CASES),
                "sources": dict(Counter(c.source for c in CASES)), "graders": results}
     for name, r in results.items():

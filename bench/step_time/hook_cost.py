@@ -1,15 +1,15 @@
 """What the SDPO loss hook costs per micro-batch beyond the model: its per-token pass (top-K, gathers, entropies,
 per-token log-probs) and that pass's backward, on random logits of one sample, teacher logits given.
 
-    python bench/hook_cost.py --prompt 256 --response 512 --reps 3          # CPU: a scaled-down one-sample batch
-    python bench/hook_cost.py --prompt 1034 --response 2048 --reps 10       # the 2K benchmark's micro-batch (GPU)
-    python bench/hook_cost.py --prompt 1034 --response 8192 --reps 5 --breakdown   # + each part timed alone
+    python bench/step_time/hook_cost.py --prompt 256 --response 512 --reps 3       # CPU: a scaled-down one-sample batch
+    python bench/step_time/hook_cost.py --prompt 1034 --response 2048 --reps 10   # the 2K benchmark's micro-batch (GPU)
+    python bench/step_time/hook_cost.py --prompt 1034 --response 8192 --reps 5 --breakdown   # + each part timed alone
 
 Prints the mean wall time per micro-batch (CUDA-synchronised on a GPU) and, with --out, writes it as JSON with the
 shape, device and git commit. --breakdown adds each part of the pass timed alone on the same inputs (the parts
 overlap a little: a part's backward is its forward-and-backward time minus its forward time). Timing only: the
 teacher's logits are made before the clock starts, so the teacher's forward is not in the figure
-(bench/step_phases.py measures it).
+(bench/step_time/step_phases.py measures it).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from sdpo_ext.loss import divergence, gather_logp, softmax_stats, student_topk, 
 from sdpo_ext.loss_hook import SOFTMAX_CHUNK_ROWS, SDPOLoss, verl_log_probs_in_fp32
 
 QWEN3_VOCAB = 151_936
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def one_sample_batch(prompt: int, response: int, vocab: int, device: torch.device):

@@ -7,7 +7,7 @@
   the real one;
 - Lean-style prompts of about `--prompt-tokens` tokens in the recipes' parquet format (prompt style "kimina").
 
-    python bench/make_step_time_inputs.py --model-dir /tmp/qwen3_1p7b_random --data-dir /tmp/step_data
+    python bench/step_time/make_step_time_inputs.py --model-dir /tmp/qwen3_1p7b_random --data-dir /tmp/step_data
 """
 from __future__ import annotations
 

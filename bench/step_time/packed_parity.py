@@ -1,6 +1,7 @@
 """Packed-sequence parity of an attention implementation at a real model shape (issue 30), on the GPU machine.
 
-    python bench/packed_parity.py --attention flash_attention_4 --shape qwen3_1p7b --out $OUT/packed_parity_fa4.json
+    python bench/step_time/packed_parity.py --attention flash_attention_4 --shape qwen3_1p7b \\
+        --out $OUT/packed_parity_fa4.json
 
 A random-weight model of the shape (`SHAPES`) computes several sequences of different lengths two ways:
 - packed: one row [1, T] with positions restarting at 0 per sequence and no mask, as verl's remove-padding forward

@@ -1,7 +1,9 @@
-"""Summarise the SDPO-vs-GRPO step-time runs (bench/run_step_time.sh) into a JSON of measured figures and a PNG.
+"""Summarise the SDPO-vs-GRPO step-time runs (bench/step_time/run_step_time.sh) into a JSON of measured figures and a
+PNG.
 
-    python bench/plot_step_time.py --runs <dir with {sdpo,grpo}_metrics.log> --out bench/results/step_time
-    python bench/plot_step_time.py --sdpo-runs <dir> --grpo-runs <other dir> --steps 2 --out ...   # runs from two calls
+    python bench/step_time/plot_step_time.py --runs <dir with {sdpo,grpo}_metrics.log> \\
+        --out bench/step_time/results/step_time
+    python bench/step_time/plot_step_time.py --sdpo-runs <dir> --grpo-runs <other dir> --steps 2 --out ...  # two calls
 
 Per algorithm: the mean over the chosen steps (default 2..N: step 1 carries compilation and cache warm-up;
 `--steps 1` compares the warm-up steps when a run got no further) of each phase of verl's
@@ -16,9 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from plot_demo import per_step_metrics
+# verl's console step lines are read as the demo's summary reads them (bench/learning/plot_demo.py)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "learning"))
+from plot_demo import per_step_metrics  # noqa: E402
 
 PHASES = {
     "generation (incl. Lean reward)": "timing_s/gen",
@@ -117,7 +122,7 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, default=None, help="folder with both algorithms' files")
     parser.add_argument("--sdpo-runs", type=Path, default=None, help="SDPO's folder (default --runs)")
     parser.add_argument("--grpo-runs", type=Path, default=None, help="GRPO's folder (default --runs)")
-    parser.add_argument("--out", type=Path, default=Path("bench/results/step_time"))
+    parser.add_argument("--out", type=Path, default=Path("bench/step_time/results/step_time"))
     parser.add_argument("--steps", default=None, help="comma-separated step numbers to average (default 2..N)")
     parser.add_argument("--title",
                         default="Qwen3-1.7B-shaped model, 1k-token prompts, 2k-token responses, n=8, 1x H200")

@@ -1,9 +1,11 @@
-"""Summarise a profiled step of bench/step_phases.py (`--profile-only`: the phase line, then torch's key_averages
-table by device time) into JSON for bench/results: the step's phases, the device time its kernels took and its share
-of the step (below 1: the GPU waited for the host), and the costliest kernels with their launch counts.
+"""Summarise a profiled step of bench/step_time/step_phases.py (`--profile-only`: the phase line, then torch's
+key_averages table by device time) into JSON for bench/step_time/results: the step's phases, the device time its kernels
+took and its share of the step (below 1: the GPU waited for the host), and the costliest kernels with their launch
+counts.
 
-    python bench/profile_summary.py bench/raw/<job>/profile_sdpo_r2048.txt --command "<what ran, when, where>" \\
-        --out bench/results/profile_sdpo_r2048_h200.json
+    python bench/step_time/profile_summary.py bench/step_time/raw/<job>/profile_sdpo_r2048.txt \\
+        --command "<what ran, when, where>" \\
+        --out bench/step_time/results/profile_sdpo_r2048_h200.json
 """
 from __future__ import annotations
 
@@ -59,7 +61,7 @@ def summarise(text: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("profile", type=Path, help="profile_<algo>_r<length>.txt of bench/step_phases.py")
+    parser.add_argument("profile", type=Path, help="profile_<algo>_r<length>.txt of bench/step_time/step_phases.py")
     parser.add_argument("--command", required=True, help="what ran, when, where (stored in the JSON)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()

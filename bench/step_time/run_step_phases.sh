@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Fair step time in one GPU job (issue 18): the rollout once per length (bench/step_generate.py), then each
-# algorithm's training phases on that same rollout, one process per algorithm (bench/step_phases.py).
-#   bash bench/run_step_phases.sh generate        inputs + rollouts at every length      (~6 min on an H200)
-#   bash bench/run_step_phases.sh launch          training phases in the background, one algorithm after another;
+# Fair step time in one GPU job (issue 18): the rollout once per length (bench/step_time/step_generate.py), then each
+# algorithm's training phases on that same rollout, one process per algorithm (bench/step_time/step_phases.py).
+#   bash bench/step_time/run_step_phases.sh generate        inputs + rollouts at every length      (~6 min on an H200)
+#   bash bench/step_time/run_step_phases.sh launch          training phases in the background, one algorithm after another;
 #                                                 PROFILE_LENGTHS="2048": then, once every timing is done, one
 #                                                 process per algorithm for a profiled 2K step (PROFILE_TIMEOUT each)
-#   WAIT_S=500 bash bench/run_step_phases.sh wait  wait for them (at most WAIT_S), then pack step_phases.tar.gz
-#   ROLLOUTS_FROM=<dir> bash bench/run_step_phases.sh reuse   inputs + an earlier job's rollouts.{pt,json}, no vLLM
+#   WAIT_S=500 bash bench/step_time/run_step_phases.sh wait  wait for them (at most WAIT_S), then pack step_phases.tar.gz
+#   ROLLOUTS_FROM=<dir> bash bench/step_time/run_step_phases.sh reuse   inputs + an earlier job's rollouts.{pt,json}, no vLLM
 #                                                 (the token ids and generation times of that job; saves ~200 s)
-#   T0=<call start, epoch s> bash bench/run_step_phases.sh start   generate (reuse with ROLLOUTS_FROM), launch, and
+#   T0=<call start, epoch s> bash bench/step_time/run_step_phases.sh start   generate (reuse with ROLLOUTS_FROM), launch, and
 #                                                 wait until T0 + CALL_S (570): the first call does it all
 # ATTENTION=flash_attention_4: every algorithm packed (dynamic batch size, step_phases.PACKED_TOKENS per micro-batch)
 # Files live in $WORK (kept between device calls); what a call should bring back is copied to $OUT.
-# Summarise with: python bench/step_time_fair.py --phases <unpacked folder> --call "<what ran>" [--phases ... --call ...]
+# Summarise with: python bench/step_time/step_time_fair.py --phases <unpacked folder> --call "<what ran>" [--phases ... --call ...]
 set -uo pipefail
 WORK=${WORK:-/tmp/step_phases}; OUT=${OUT:-$WORK}; mkdir -p "$WORK" "$OUT"
 LENGTHS=${LENGTHS:-"2048 8192"}; ALGOS=${ALGOS:-"grpo_fused sdpo srpo sdpo_shared_prefix grpo_fused_triton grpo"}; ITERS=${ITERS:-"3 2"}
@@ -20,9 +20,9 @@ MODEL=${MODEL:-/tmp/qwen3_1p7b_random}; DATA=${DATA:-/tmp/step_data}
 export SDPO_DATA_DIR=$DATA SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs} VLLM_WORKER_MULTIPROC_METHOD=spawn
 case ${1:-} in
   generate)
-    python3 bench/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$DATA" | tail -1
+    python3 bench/step_time/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$DATA" | tail -1
     # shellcheck disable=SC2086
-    timeout "${GEN_TIMEOUT:-480}" python3 bench/step_generate.py --model-dir "$MODEL" --data-dir "$DATA" \
+    timeout "${GEN_TIMEOUT:-480}" python3 bench/step_time/step_generate.py --model-dir "$MODEL" --data-dir "$DATA" \
       --lengths $LENGTHS --gpu-memory-utilization "${GPU_MEM:-0.5}" --out "$WORK/rollouts.pt" > "$WORK/generate.log" 2>&1
     echo "generate rc=$?"; grep -E "^r[0-9]+:|Error|error" "$WORK/generate.log" | head -8
     # the first training process of the last job spent 5.5 min before its worker existed (cold imports?); import
@@ -32,7 +32,7 @@ case ${1:-} in
     cp "$WORK"/rollouts.* "$WORK/generate.log" "$OUT/" 2>/dev/null; true ;;
   reuse)
     : "${ROLLOUTS_FROM:?must name a folder with an earlier job\'s rollouts.pt and rollouts.json}"
-    python3 bench/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$DATA" | tail -1
+    python3 bench/step_time/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$DATA" | tail -1
     cp "$ROLLOUTS_FROM"/rollouts.pt "$ROLLOUTS_FROM"/rollouts.json "$WORK/" || exit 1
     [ "$OUT" -ef "$WORK" ] || cp "$WORK/rollouts.json" "$OUT/"; echo "rollouts from $ROLLOUTS_FROM" ;;
   launch)
@@ -40,14 +40,14 @@ case ${1:-} in
     # profiles last, each under its own timeout: a slow profile must never cost a timing
     # shellcheck disable=SC2086
     setsid nohup bash -c "for algo in $ALGOS; do
-        timeout ${PHASE_TIMEOUT:-900} python3 bench/step_phases.py --algo \$algo --rollouts '$WORK/rollouts.pt' \
+        timeout ${PHASE_TIMEOUT:-900} python3 bench/step_time/step_phases.py --algo \$algo --rollouts '$WORK/rollouts.pt' \
           --model-dir '$MODEL' --lengths $LENGTHS --iters $ITERS --out '$WORK/phases_'\$algo.json \
           ${ATTENTION:+--attention $ATTENTION} \
           > '$WORK/phases_'\$algo.log 2>&1
         echo \"\$algo rc=\$?\" >> '$WORK/phases_done.txt'
       done
       for algo in ${PROFILE_LENGTHS:+$ALGOS}; do
-        timeout ${PROFILE_TIMEOUT:-300} python3 bench/step_phases.py --algo \$algo --rollouts '$WORK/rollouts.pt' \
+        timeout ${PROFILE_TIMEOUT:-300} python3 bench/step_time/step_phases.py --algo \$algo --rollouts '$WORK/rollouts.pt' \
           --model-dir '$MODEL' --lengths ${PROFILE_LENGTHS:-} --profile-only --out '$WORK/profile_'\$algo.json \
           > '$WORK/profile_'\$algo.log 2>&1
         echo \"profile \$algo rc=\$?\" >> '$WORK/phases_done.txt'

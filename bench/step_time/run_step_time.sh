@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Step time and memory per algorithm (issue 18): Qwen3-1.7B-shaped random model, ~1k-token prompts, RESPONSE_LEN-token
 # responses, rollout n=8, 8 prompts, the Lean reward on the REPL test double. Same recipes as real runs.
-# Usage (GPU): RESPONSE_LEN=2048 STEPS=4 bash bench/run_step_time.sh ; per algorithm: log, command, nvidia-smi memory
+# Usage (GPU): RESPONSE_LEN=2048 STEPS=4 bash bench/step_time/run_step_time.sh ; per algorithm: log, command, nvidia-smi memory
 # samples -> $OUT/r$RESPONSE_LEN. ALGOS (run one after another, so each has the GPU to itself):
 #   grpo        GRPO as the recipes run it;
 #   grpo_fused  GRPO with verl's fused log-prob kernels (actor_rollout_ref.model.use_fused_kernels), its fastest
 #               setting if they run on the device; SDPO cannot use them (its loss needs the logits);
 #   sdpo, srpo  the SDPO family.
-# Summarise one length's sdpo and grpo runs with bench/plot_step_time.py --runs $OUT/r$RESPONSE_LEN. Budget: each run
+# Summarise one length's sdpo and grpo runs with bench/step_time/plot_step_time.py --runs $OUT/r$RESPONSE_LEN. Budget: each run
 # needs about 300 s before its first step, so four algorithms x two lengths do not fit one session's 30 device
-# minutes; bench/run_step_phases.sh measures the same comparison in one session.
+# minutes; bench/step_time/run_step_phases.sh measures the same comparison in one session.
 # With random weights every output is truncated text, so the screen decides before the REPL is reached; the
 # teacher still gets the truncation feedback, so the SDPO teacher path runs for every sample.
 set -uo pipefail
@@ -19,7 +19,7 @@ STEPS=${STEPS:-4}; RUN_TIMEOUT=${RUN_TIMEOUT:-480}
 MODEL=${MODEL:-/tmp/qwen3_1p7b_random}; export SDPO_DATA_DIR=${SDPO_DATA_DIR:-/tmp/step_data}
 export SDPO_OUTPUT_DIR=${SDPO_OUTPUT_DIR:-/tmp/sdpo_runs}
 # DRY_RUN=1: write each run's command and stop (a CPU test composes them with Hydra before GPU time is spent).
-[ "${DRY_RUN:-0}" = 1 ] || python3 bench/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$SDPO_DATA_DIR" | tail -1
+[ "${DRY_RUN:-0}" = 1 ] || python3 bench/step_time/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$SDPO_DATA_DIR" | tail -1
 for algo in ${ALGOS:-grpo_fused sdpo srpo}; do
   extra=()
   case $algo in

@@ -1,4 +1,5 @@
-"""One training step of verl's TransferQueue trainer, driven in-process against one worker (bench/step_phases.py).
+"""One training step of verl's TransferQueue trainer, driven in-process against one worker
+(bench/step_time/step_phases.py).
 
 The batch has the layout verl's agent loop writes to TransferQueue (one jagged row per sample: prompts, responses,
 input_ids, attention_mask, position_ids, response_mask, loss_mask). The step runs the trainer's phases in its order

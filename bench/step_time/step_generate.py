@@ -1,16 +1,16 @@
 """Rollout phase of the step-time benchmark (issue 18), run on the GPU machine: one vLLM engine, configured as verl
-0.9.1's rollout server is for the kimina recipes, samples n replies for each prompt at each response length and
-records the seconds each length took. The token ids it writes are the batch that bench/step_phases.py trains on.
+0.9.1's rollout server is for the kimina recipes, samples n replies for each prompt at each response length and records
+the seconds each length took. The token ids it writes are the batch that bench/step_time/step_phases.py trains on.
 
-    python bench/step_generate.py --model-dir /tmp/qwen3_1p7b_random --data-dir /tmp/step_data \\
+    python bench/step_time/step_generate.py --model-dir /tmp/qwen3_1p7b_random --data-dir /tmp/step_data \\
         --lengths 2048 8192 --out $OUT/rollouts.pt
 
-The rollout does the same work for every algorithm (same model, prompts, sampling and lengths), so it is measured
-once per length here and added to each algorithm's training phases. Engine arguments: those verl's vLLMHttpServer
-passed in the full-pipeline runs of bench/run_step_time.sh (bf16, max_num_seqs 256, chunked prefill with 16,384
-batched tokens, prefix caching, cudagraph_mode FULL_AND_PIECEWISE, seed 42) and the kimina recipes'
-gpu_memory_utilization (0.5). Each sample is its own request, as verl's agent loop sends them. Excluded: the agent
-loop's HTTP round trips and the Lean reward (the screen rejects random text in microseconds).
+The rollout does the same work for every algorithm (same model, prompts, sampling and lengths), so it is measured once
+per length here and added to each algorithm's training phases. Engine arguments: those verl's vLLMHttpServer passed in
+the full-pipeline runs of bench/step_time/run_step_time.sh (bf16, max_num_seqs 256, chunked prefill with 16,384 batched
+tokens, prefix caching, cudagraph_mode FULL_AND_PIECEWISE, seed 42) and the kimina recipes' gpu_memory_utilization
+(0.5). Each sample is its own request, as verl's agent loop sends them. Excluded: the agent loop's HTTP round trips and
+the Lean reward (the screen rejects random text in microseconds).
 """
 from __future__ import annotations
 

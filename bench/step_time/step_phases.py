@@ -1,14 +1,14 @@
 """Training phases of the step-time benchmark (issue 18), one algorithm per process, on the GPU machine.
 
-    python bench/step_phases.py --algo sdpo --rollouts $OUT/rollouts.pt --model-dir /tmp/qwen3_1p7b_random \\
+    python bench/step_time/step_phases.py --algo sdpo --rollouts $OUT/rollouts.pt --model-dir /tmp/qwen3_1p7b_random \\
         --lengths 2048 8192 --iters 3 2 --out $OUT/phases_sdpo.json
 
 The worker is ours (sdpo_ext.worker.SDPOActorRolloutRefWorker, verl's ActorRolloutRefWorker plus the SDPO teacher),
-built in this process from the algorithm's kimina recipe, and driven the way verl's TransferQueue trainer drives it
-each step: old log-probs (`compute_log_prob`), GRPO advantages, for the SDPO family the driver's teacher prompts
+built in this process from the algorithm's kimina recipe, and driven the way verl's TransferQueue trainer drives it each
+step: old log-probs (`compute_log_prob`), GRPO advantages, for the SDPO family the driver's teacher prompts
 (`sdpo_ext.trainer.SDPOTrainer._teacher_fields`'s code), the actor update (`update_actor`) and the EMA teacher update.
-The batch is bench/step_generate.py's rollout, so every algorithm trains on the same tokens. No Ray and no vLLM
-start here: a full verl run spends about 250 s starting, which is what made six full runs (three algorithms, two
+The batch is bench/step_time/step_generate.py's rollout, so every algorithm trains on the same tokens. No Ray and no
+vLLM start here: a full verl run spends about 250 s starting, which is what made six full runs (three algorithms, two
 lengths) not fit one 30-minute GPU session.
 
 Outcomes: random weights never prove anything, so `--solved-groups` groups get one correct sample each (sample 0;
@@ -176,7 +176,7 @@ def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--algo", choices=sorted(ALGOS), required=True)
-    parser.add_argument("--rollouts", type=Path, required=True, help="bench/step_generate.py's output")
+    parser.add_argument("--rollouts", type=Path, required=True, help="bench/step_time/step_generate.py's output")
     parser.add_argument("--model-dir", type=Path, required=True)
     parser.add_argument("--lengths", type=int, nargs="+", required=True)
     parser.add_argument("--iters", type=int, nargs="+", default=[3],

@@ -1,17 +1,17 @@
-"""Summarise bench/run_step_phases.sh into step_time_fair.{json,png}: per response length, each algorithm's step time
-at its fastest configuration, and the ratios over GRPO's.
+"""Summarise bench/step_time/run_step_phases.sh into step_time_fair.{json,png}: per response length, each algorithm's
+step time at its fastest configuration, and the ratios over GRPO's.
 
-    python bench/step_time_fair.py --phases <folder with rollouts.json and phases_<algo>.json> \\
+    python bench/step_time/step_time_fair.py --phases <folder with rollouts.json and phases_<algo>.json> \\
         --call "<date, device, command>" [--phases <another job's folder> --call "..."] \\
-        --out bench/results/step_time_fair
+        --out bench/step_time/results/step_time_fair
 
-step = generation (measured once per length, the same work for every algorithm) + the algorithm's own phases,
-each the mean of steps 2..N (step 1 is warm-up): driver sample preparation (SDPO: + teacher prompts), old
-log-probs, advantages, actor update (SDPO: + teacher forward and EMA update, nested). tokens/s = prompt + response
-tokens of the step's samples / step seconds. Each algorithm counts at its fastest configuration that ran
-(`<algo>_fastest` and `<algo>_config` name it): ratio_<algo>_over_grpo = its step / GRPO's. Not in the step:
-verl's weight sync to the rollout engine (0.5-0.7 s in the full runs of bench/run_step_time.sh, the same for every
-algorithm), so the ratios are a little above the full-run ones.
+step = generation (measured once per length, the same work for every algorithm) + the algorithm's own phases, each the
+mean of steps 2..N (step 1 is warm-up): driver sample preparation (SDPO: + teacher prompts), old log-probs, advantages,
+actor update (SDPO: + teacher forward and EMA update, nested). tokens/s = prompt + response tokens of the step's samples
+/ step seconds. Each algorithm counts at its fastest configuration that ran (`<algo>_fastest` and `<algo>_config` name
+it): ratio_<algo>_over_grpo = its step / GRPO's. Not in the step: verl's weight sync to the rollout engine (0.5-0.7 s in
+the full runs of bench/step_time/run_step_time.sh, the same for every algorithm), so the ratios are a little above the
+full-run ones.
 
 Several jobs (one --phases each, oldest first): per length, each family comes from the last job that measured it, and
 its ratio is to the GRPO of that same job. A ratio never pairs two machines: the same GRPO step differed by up to 8 %
@@ -170,7 +170,7 @@ def main() -> None:
                         help="run_step_phases.sh's $OUT (unpacked); once per job, oldest first")
     parser.add_argument("--call", action="append", required=True,
                         help="what ran, when, where (stored in the JSON); once per --phases, in the same order")
-    parser.add_argument("--out", type=Path, default=Path("bench/results/step_time_fair"))
+    parser.add_argument("--out", type=Path, default=Path("bench/step_time/results/step_time_fair"))
     args = parser.parse_args()
     if len(args.call) != len(args.phases):
         parser.error(f"{len(args.phases)} --phases but {len(args.call)} --call: give one call per job")

@@ -1,13 +1,13 @@
-"""Summarise a packed step-time job (`ATTENTION=flash_attention_4 bench/run_step_phases.sh start`, issue 30) into
-step_time_packed.{json,png}: the configuration users run (padding removed, dynamic batch size, several sequences per
-micro-batch), each family's step at its fastest configuration, the ratios to the same job's GRPO, the phases and the
+"""Summarise a packed step-time job (`ATTENTION=flash_attention_4 bench/step_time/run_step_phases.sh start`, issue 30)
+into step_time_packed.{json,png}: the configuration users run (padding removed, dynamic batch size, several sequences
+per micro-batch), each family's step at its fastest configuration, the ratios to the same job's GRPO, the phases and the
 peak memory.
 
-    python bench/step_time_packed.py --phases <unpacked folder> --call "<date, device, command>" \\
-        --out bench/results/step_time_packed
+    python bench/step_time/step_time_packed.py --phases <unpacked folder> --call "<date, device, command>" \\
+        --out bench/step_time/results/step_time_packed
 
-The step and its phases are bench/step_time_fair.py's (mean of steps 2..N, generation measured once per length).
-Every phases file of the folder must come from a packed run (step_phases.py --attention), with one attention.
+The step and its phases are bench/step_time/step_time_fair.py's (mean of steps 2..N, generation measured once per
+length). Every phases file of the folder must come from a packed run (step_phases.py --attention), with one attention.
 """
 from __future__ import annotations
 
@@ -68,12 +68,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--phases", type=Path, required=True, help="run_step_phases.sh's $OUT (unpacked)")
     parser.add_argument("--call", required=True, help="what ran, when, where (stored in the JSON)")
-    parser.add_argument("--out", type=Path, default=Path("bench/results/step_time_packed"))
+    parser.add_argument("--out", type=Path, default=Path("bench/step_time/results/step_time_packed"))
     args = parser.parse_args()
     try:
         summary, rows = packed_summary(args.phases, args.call)
     except ValueError as e:
-        parser.exit(2, f"error: {e} (summarise a job run with ATTENTION=... bench/run_step_phases.sh)\n")
+        parser.exit(2, f"error: {e} (summarise a job run with ATTENTION=... bench/step_time/run_step_phases.sh)\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     plot(rows, args.out.with_suffix(".png"))
     args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1))

@@ -2,18 +2,19 @@
 # Set-TTRL discovery against best-of-k on one GPU (issue 32 part 3): SmolLM2-135M-Instruct, the hard end of the demo's
 # addition task and the toy Lean theorems, every method and seed, one job.
 #
-#   bash bench/run_ttrl_discovery.sh launch    # start the whole job detached, watch for WATCH_S seconds
-#   bash bench/run_ttrl_discovery.sh collect   # (a later call on the same machine) wait up to WAIT_S, pack into $OUT
-#   bash bench/run_ttrl_discovery.sh job       # the job in the foreground (what `launch` starts)
+#   bash bench/ttrl/run_ttrl_discovery.sh launch    # start the whole job detached, watch for WATCH_S seconds
+#   bash bench/ttrl/run_ttrl_discovery.sh collect   # (a later call on the same machine) wait up to WAIT_S, pack into $OUT
+#   bash bench/ttrl/run_ttrl_discovery.sh job       # the job in the foreground (what `launch` starts)
 #
 # The job: (1) base rates: per task one best-of-k set run over the candidates (stop_on_success=false, BASE_SAMPLES
 # attempts each, the trained runs' sampler); (2) the problems: those with a base rate <= MAX_RATE, rarest first
 # (PER_TASK per task); (3) per task, method and seed one set-TTRL run over them with BUDGET attempts per problem
 # (sdpo_eval.discovery_set: best_of_k is the GRPO run without actor updates), MAX_PARALLEL at once on the GPU;
-# (4) bench/ttrl_discovery.py report -> $OUT/ttrl_discovery.{json,png,md}: the JSON and PNG go to bench/results/, the
-# first-success table (.md) into bench/README.md (bench/results keeps JSON and PNG only).
-# Size (defaults): 2 base-rate runs, then 2 tasks x 6 methods x 2 seeds = 24 runs, 10 at a time (bench/run_learning.sh
-# ran 10 demo runs side by side on one H200); a demo set run is <= 32 steps of 8 prompts x 8 samples. Wall time not
+# (4) bench/ttrl/ttrl_discovery.py report -> $OUT/ttrl_discovery.{json,png,md}: the JSON and PNG go to
+# bench/ttrl/results/, the first-success table (.md) into bench/ttrl/README.md (results/ keeps JSON and PNG only).
+# Size (defaults): 2 base-rate runs, then 2 tasks x 6 methods x 2 seeds = 24 runs, 10 at a time
+# (bench/learning/run_learning.sh ran 10 demo runs side by side on one H200); a demo set run is <= 32 steps of
+# 8 prompts x 8 samples. Wall time not
 # measured: an estimate of 35-45 minutes, i.e. one `launch` and four or five `collect` calls.
 # A device call lasts at most 10 minutes; the job outlives the call that launched it (new process session), so it
 # is one `launch` and as many `collect` calls as it needs. `collect` always packs what is there: a report made
@@ -32,9 +33,9 @@ MAX_PARALLEL=${MAX_PARALLEL:-10}; RUN_TIMEOUT=${RUN_TIMEOUT:-3000}; WATCH_S=${WA
 export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
 export SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
 
-# Runs share the one GPU and its host (bench/side_by_side.sh): 4k-token micro-batches, plus the job's batch shape.
+# Runs share the one GPU and its host (bench/common/side_by_side.sh): 4k-token micro-batches, plus the job's batch shape.
 SIDE_BY_SIDE_TOKENS=4096
-. "$(dirname "$0")/side_by_side.sh"   # SIDE_BY_SIDE overrides, ISOLATE / ISOLATE_OK, private_tmp
+. "$(dirname "$0")/../common/side_by_side.sh"   # SIDE_BY_SIDE overrides, ISOLATE / ISOLATE_OK, private_tmp
 SHARED=("${SIDE_BY_SIDE[@]}" data.train_batch_size=$PROMPTS actor_rollout_ref.rollout.n=$N
         data.dataloader_num_workers=0 trainer.n_gpus_per_node=1)
 run_tmp() {  # run name -> its private /tmp, with links to the shared folders a run reads
@@ -48,7 +49,7 @@ start_run() {  # <run dir> <task> <method> <seed> <problems> <budget> [--keep-go
   mkdir -p "$dir"
   local name; name=$(echo "${dir#"$DISC_DIR"/}" | tr / _)
   local prefix=(); [ $ISOLATE_OK = 1 ] && prefix=("${ISOLATE[@]}" "$(run_tmp "$name")")
-  local cmd; cmd=$(python3 bench/ttrl_discovery.py command --task "$task" --method "$method" --seed "$seed" \
+  local cmd; cmd=$(python3 bench/ttrl/ttrl_discovery.py command --task "$task" --method "$method" --seed "$seed" \
     --problems "$problems" --budget "$budget" --run-dir "$dir" $keep -- "${SHARED[@]}" "$@")
   echo "$cmd" > "$dir/command.txt"
   (start=$(date +%s)
@@ -71,14 +72,14 @@ job() {
   echo "$(date +%T) base rates" >> "$DISC_DIR/runs.txt"
   for task in $TASKS; do
     start_run "$DISC_DIR/base/$task" "$task" best_of_k 0 \
-      "$(python3 bench/ttrl_discovery.py candidates --task "$task" --data-dir "$SDPO_DEMO_DATA_DIR" \
+      "$(python3 bench/ttrl/ttrl_discovery.py candidates --task "$task" --data-dir "$SDPO_DEMO_DATA_DIR" \
          --count "$CANDIDATES")" "$BASE_SAMPLES" --keep-going "data.train_batch_size=$BASE_PROMPTS"
     sleep 5
   done
   wait
   local task method seed problems ready=""
   for task in $TASKS; do
-    python3 bench/ttrl_discovery.py select --log "$DISC_DIR/base/$task/attempts.jsonl" --samples "$BASE_SAMPLES" \
+    python3 bench/ttrl/ttrl_discovery.py select --log "$DISC_DIR/base/$task/attempts.jsonl" --samples "$BASE_SAMPLES" \
       --max-rate "$MAX_RATE" --count "$PER_TASK" --out "$DISC_DIR/base/$task/base_rate.json" \
       > "$DISC_DIR/problems_$task.txt"
     if [ -s "$DISC_DIR/problems_$task.txt" ]; then ready+=" $task"
@@ -101,8 +102,8 @@ job() {
 
 pack() {  # the report from whatever runs exist, plus a tarball of their logs (attempt logs, commands, status, tails)
   local base=(); for f in "$DISC_DIR"/base/*/base_rate.json; do [ -f "$f" ] && base+=(--base-rate "$f"); done
-  [ -d "$DISC_DIR/runs" ] && python3 bench/ttrl_discovery.py report --run-dir "$DISC_DIR/runs" --budget "$BUDGET" \
-    "${base[@]}" --call "${CALL_NOTE:-$(date -u +%F) one GPU, bench/run_ttrl_discovery.sh}" \
+  [ -d "$DISC_DIR/runs" ] && python3 bench/ttrl/ttrl_discovery.py report --run-dir "$DISC_DIR/runs" --budget "$BUDGET" \
+    "${base[@]}" --call "${CALL_NOTE:-$(date -u +%F) one GPU, bench/ttrl/run_ttrl_discovery.sh}" \
     --out "$OUT/ttrl_discovery" 2>&1 | tail -8
   for f in "$DISC_DIR"/{base,runs}/*/stdout.log "$DISC_DIR"/runs/*/*/*/stdout.log; do
     [ -f "$f" ] && tail -c 20000 "$f" | sed 's/\x1b\[[0-9;]*m//g' > "${f%.log}.tail"; done

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # TTRL on the toy Lean set (issue 6 part 3): SmolLM2-135M-Instruct, one theorem per run from the base model,
 # stop at the first valid proof, proofs checked by the REPL test double with the set's rules (no Lean).
-# Usage (GPU): PROBLEMS=toy_add_7_5,toy_mul_6_7 BUDGET=48 METHODS=sdpo [CONCURRENT=1] bash bench/run_ttrl_toy.sh ; -> $OUT
-# CONCURRENT=1 starts one discovery sweep per (method, problem) side by side on the one GPU (bench/share_gpu.sh),
+# Usage (GPU): PROBLEMS=toy_add_7_5,toy_mul_6_7 BUDGET=48 METHODS=sdpo [CONCURRENT=1] bash bench/ttrl/run_ttrl_toy.sh ; -> $OUT
+# CONCURRENT=1 starts one discovery sweep per (method, problem) side by side on the one GPU (bench/common/share_gpu.sh),
 # so an SDPO run and its GRPO twin fit one device call; their step times then include the contention.
 set -uo pipefail
 OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
@@ -11,7 +11,7 @@ export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_TOY_DATA_DIR=${SDPO
 RUNS=${RUNS:-/tmp/ttrl_toy}
 [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" 2>&1 | tail -1
 python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
-. "$(dirname "$0")/share_gpu.sh"  # sets CONCURRENT and, when it is 1, the shared-GPU overrides `share`
+. "$(dirname "$0")/../common/share_gpu.sh"  # sets CONCURRENT and, when it is 1, the shared-GPU overrides `share`
 sweep() {  # one discovery sweep over the given methods and problems
   local start; start=$(date +%s)
   timeout "$RUN_TIMEOUT" python3 -m sdpo_eval.discovery run --recipe sdpo_toy_lean --problems "$2" --budget "$BUDGET" \

@@ -1,7 +1,7 @@
 """Base rate of the toy Lean set for SmolLM2-135M-Instruct: how often plain sampling (no training) proves each
 theorem, with the toy recipes' prompt and sampling, judged by the real Lean reward on the REPL double.
 
-    python bench/toy_base_rate.py --data-dir /tmp/toy --samples 64 --out bench/results/ttrl_toy/base_rate.json
+    python bench/ttrl/toy_base_rate.py --data-dir /tmp/toy --samples 64 --out bench/ttrl/results/ttrl_toy/base_rate.json
 
 CPU is enough (batched `generate`, one seed per theorem). Prints and writes the verdict counts per theorem.
 """

@@ -1,12 +1,12 @@
-"""Helpers of bench/run_ttrl_discovery.sh (issue 32 part 3: set-TTRL discovery against best-of-k on one GPU).
+"""Helpers of bench/ttrl/run_ttrl_discovery.sh (issue 32 part 3: set-TTRL discovery against best-of-k on one GPU).
 
-    python bench/ttrl_discovery.py candidates --task demo --data-dir /tmp/demo_data --count 48
-    python bench/ttrl_discovery.py select --log base/demo/attempts.jsonl --samples 64 --max-rate 0.1 --count 16 \\
+    python bench/ttrl/ttrl_discovery.py candidates --task demo --data-dir /tmp/demo_data --count 48
+    python bench/ttrl/ttrl_discovery.py select --log base/demo/attempts.jsonl --samples 64 --max-rate 0.1 --count 16 \\
         --out base/demo/base_rate.json                     # prints the chosen problems, comma-separated
-    python bench/ttrl_discovery.py command --task demo --method sdpo --seed 1 --problems a,b --budget 128 \\
+    python bench/ttrl/ttrl_discovery.py command --task demo --method sdpo --seed 1 --problems a,b --budget 128 \\
         --run-dir DIR [-- overrides]                       # one set-TTRL run's command line, shell-quoted
-    python bench/ttrl_discovery.py report --run-dir DIR --budget 128 --base-rate F [--base-rate F] \\
-        --call "..." --out bench/results/ttrl_discovery    # .json (issue 32's schema) + .png + .md
+    python bench/ttrl/ttrl_discovery.py report --run-dir DIR --budget 128 --base-rate F [--base-rate F] \\
+        --call "..." --out bench/ttrl/results/ttrl_discovery    # .json (issue 32's schema) + .png + .md
 
 Candidates: the hard end of the demo's addition task (largest operand sums of addition_train) and every toy Lean
 theorem. Base rates come from a best-of-k set run with `stop_on_success=false` and a budget of `--samples` attempts

@@ -1,4 +1,5 @@
-"""bench/hook_cost.py times the hook's per-token pass and its backward on a one-sample micro-batch and says so."""
+"""bench/step_time/hook_cost.py times the hook's per-token pass and its backward on a one-sample micro-batch and says
+so."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_hook_cost_runs_and_writes_what_it_measured(tmp_path):
     out = tmp_path / "hook_cost.json"
-    subprocess.run([sys.executable, "bench/hook_cost.py", "--prompt", "5", "--response", "7", "--vocab", "64",
+    subprocess.run([sys.executable, "bench/step_time/hook_cost.py", "--prompt", "5", "--response", "7", "--vocab", "64",
                     "--topk", "8", "--reps", "2", "--breakdown", "--out", str(out)], cwd=ROOT, check=True,
                    capture_output=True)
     result = json.loads(out.read_text())

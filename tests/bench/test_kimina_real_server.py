@@ -1,7 +1,7 @@
 """The Kimina client's acceptance checks against the real kimina-lean-server code (skipped unless it is installed).
 
 Set KIMINA_SERVER_DIR (a checkout of project-numina/kimina-lean-server) and KIMINA_SERVER_PYTHON (a Python with its
-dependencies); see bench/kimina_real_server.py. Takes about 30 s.
+dependencies); see bench/lean/kimina_real_server.py. Takes about 30 s.
 """
 import argparse
 import importlib.util
@@ -10,6 +10,8 @@ import tempfile
 
 import pytest
 
+from tests.bench.bench_scripts import BENCH
+
 SERVER_DIR, SERVER_PYTHON = os.environ.get("KIMINA_SERVER_DIR"), os.environ.get("KIMINA_SERVER_PYTHON")
 pytestmark = pytest.mark.skipif(not (SERVER_DIR and SERVER_PYTHON and os.path.isdir(SERVER_DIR)
                                      and os.path.exists(SERVER_PYTHON)),
@@ -17,7 +19,7 @@ pytestmark = pytest.mark.skipif(not (SERVER_DIR and SERVER_PYTHON and os.path.is
 
 
 def test_every_other_proof_gets_its_verdict_on_the_real_server():
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "kimina_real_server.py")
+    path = BENCH / "lean" / "kimina_real_server.py"
     spec = importlib.util.spec_from_file_location("kimina_real_server", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

@@ -1,4 +1,5 @@
-"""bench/learning_summary.py on verl FileLogger lines: seeds cut short are listed, never averaged into the end."""
+"""bench/learning/learning_summary.py on verl FileLogger lines: seeds cut short are listed, never averaged into the
+end."""
 from __future__ import annotations
 
 import json
@@ -26,9 +27,10 @@ def test_table_averages_only_seeds_that_reached_the_end(tmp_path):
     write_run(tmp_path, "grpo_s1", {0: 0.1, 2: 0.2, 4: 0.3, 6: 0.4}, 6)
     write_run(tmp_path, "grpo_s2", {0: 0.3, 2: 0.1}, 3)  # stopped after step 3
     out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "bench/learning_summary.py", "--dir", str(tmp_path), "--out", str(out),
-                    "--call", "test", "--note", "a caveat", "--steps", "8"], cwd=ROOT, check=True, capture_output=True,
-                   text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})  # this checkout's sdpo_eval, not another
+    result = subprocess.run([sys.executable, "bench/learning/learning_summary.py", "--dir", str(tmp_path),
+                             "--out", str(out), "--call", "test", "--note", "a caveat", "--steps", "8"], cwd=ROOT,
+                            check=True, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})  # this checkout's sdpo_eval, not another
     summary = json.loads((out / "learning.json").read_text())
     (row,) = summary["table"]
     assert row["seeds_complete"] == [1] and row["seeds_cut_short"] == {"2": 3}

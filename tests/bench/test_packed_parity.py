@@ -1,13 +1,12 @@
-"""bench/packed_parity.py on CPU at a tiny shape: our varlen attention packed equals sdpa alone, and an attention
-that lets packed sequences see each other shows up as a gap (so the GPU job's figure can fail)."""
+"""bench/step_time/packed_parity.py on CPU at a tiny shape: our varlen attention packed equals sdpa alone, and an
+attention that lets packed sequences see each other shows up as a gap (so the GPU job's figure can fail)."""
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from tests.bench.bench_scripts import on_path
+
+on_path("step_time")
 from packed_parity import measure  # noqa: E402
 
 

@@ -1,13 +1,12 @@
-"""bench/profile_summary.py reads a profiled step of bench/step_phases.py: its phases, torch's kernel table (times in
-us/ms/s), and the device's busy share of the step."""
+"""bench/step_time/profile_summary.py reads a profiled step of bench/step_time/step_phases.py: its phases, torch's
+kernel table (times in us/ms/s), and the device's busy share of the step."""
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from tests.bench.bench_scripts import on_path
+
+on_path("step_time")
 from profile_summary import seconds, summarise  # noqa: E402
 
 RULE = "-" * 60 + "  " + "  ".join(["-" * 12] * 10)

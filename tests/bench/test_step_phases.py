@@ -1,10 +1,9 @@
-"""bench/step_phases.py: every algorithm's configuration composes and passes SDPOTrainer's start-up checks, and one
-step (bench/step_batch.StepBatch) asks the worker what verl's trainer asks, in the trainer's order, with the
-trainer's metadata. The worker here records its inputs; the GPU run drives the real one."""
+"""bench/step_time/step_phases.py: every algorithm's configuration composes and passes SDPOTrainer's start-up checks,
+and one step (bench/step_time/step_batch.StepBatch) asks the worker what verl's trainer asks, in the trainer's order,
+with the trainer's metadata. The worker here records its inputs; the GPU run drives the real one."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,10 @@ from verl.utils import tensordict_utils as tu
 
 from sdpo_ext.config import sdpo_loss_selected
 from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
+from tests.bench.bench_scripts import on_path
 from tests.glue.cpu_platform import cpu_platform_installed
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+on_path("step_time")
 from step_batch import StepBatch  # noqa: E402
 from step_phases import ALGOS, compose_config, overrides  # noqa: E402
 

@@ -1,5 +1,5 @@
-"""bench/step_time_fair.py ratios each method to GRPO's fastest setting over steps 2..N; bench/run_step_time.sh's
-full-pipeline commands compose."""
+"""bench/step_time/step_time_fair.py ratios each method to GRPO's fastest setting over steps 2..N;
+bench/step_time/run_step_time.sh's full-pipeline commands compose."""
 from __future__ import annotations
 
 import json
@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_phases(folder: Path, algo: str, updates: list[float], length: str = "2048") -> None:
-    """bench/step_phases.py's output: one entry per step; old log-prob 5 s, prepare 0.5 s, advantages 0.1 s."""
+    """bench/step_time/step_phases.py's output: one entry per step; old log-prob 5 s, prepare 0.5 s,
+    advantages 0.1 s."""
     nested = {"sdpo_teacher_forward": 4.0, "sdpo_ema_update": 0.01} if algo.startswith("sdpo") else {}
     steps = [{"sdpo_prepare": 0.5, "old_log_prob": 5.0, "adv": 0.1, "update_actor": u, "peak_allocated_gb": 40.0 + i,
               "peak_reserved_gb": 50.0, "alloc_retries": 3 * i, **nested} for i, u in enumerate(updates)]
@@ -32,7 +33,7 @@ def write_phases(folder: Path, algo: str, updates: list[float], length: str = "2
 
 def summarise(out: Path, *folders: Path) -> subprocess.CompletedProcess:
     jobs = [arg for i, folder in enumerate(folders) for arg in ("--phases", str(folder), "--call", f"job {i}")]
-    return subprocess.run([sys.executable, "bench/step_time_fair.py", *jobs, "--out", str(out)], cwd=ROOT,
+    return subprocess.run([sys.executable, "bench/step_time/step_time_fair.py", *jobs, "--out", str(out)], cwd=ROOT,
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
@@ -91,8 +92,9 @@ def test_each_ratio_is_to_the_grpo_of_its_own_job_and_the_last_job_that_measured
 def test_a_call_per_job_is_required(tmp_path):
     folder = job_folder(tmp_path, "a")
     write_phases(folder, "grpo_fused", [80.0, 30.0])
-    proc = subprocess.run([sys.executable, "bench/step_time_fair.py", "--phases", str(folder), "--phases", str(folder),
-                           "--call", "x", "--out", str(tmp_path / "fair")], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "bench/step_time/step_time_fair.py", "--phases", str(folder),
+                           "--phases", str(folder), "--call", "x", "--out", str(tmp_path / "fair")], cwd=ROOT,
+                           capture_output=True, text=True)
     assert proc.returncode == 2 and "2 --phases but 1 --call" in proc.stderr
 
 
@@ -107,7 +109,7 @@ def test_no_grpo_step_is_an_error_naming_the_length(tmp_path):
 @pytest.mark.parametrize("length", ["2048", "8192"])
 def test_every_benchmark_command_composes_with_known_keys(tmp_path, length):
     env = {**os.environ, "DRY_RUN": "1", "OUT": str(tmp_path), "RESPONSE_LEN": length}
-    subprocess.run(["bash", "bench/run_step_time.sh"], cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(["bash", "bench/step_time/run_step_time.sh"], cwd=ROOT, env=env, check=True, capture_output=True)
     commands = sorted((tmp_path / f"r{length}").glob("*_command.txt"))
     assert [c.name for c in commands] == ["grpo_fused_command.txt", "sdpo_command.txt", "srpo_command.txt"]
     for command in commands:

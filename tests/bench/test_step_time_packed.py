@@ -1,5 +1,5 @@
-"""bench/step_time_packed.py: the packed job's summary in issue 30's schema (config, ratios, phases, peak memory),
-and a clear error for a job that did not run packed."""
+"""bench/step_time/step_time_packed.py: the packed job's summary in issue 30's schema (config, ratios, phases, peak
+memory), and a clear error for a job that did not run packed."""
 from __future__ import annotations
 
 import json
@@ -24,8 +24,8 @@ def packed_job(tmp_path: Path, attention: str | None = "flash_attention_4") -> P
 
 
 def summarise(folder: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "bench/step_time_packed.py", "--phases", str(folder), "--call", "job",
-                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "bench/step_time/step_time_packed.py", "--phases", str(folder),
+                           "--call", "job", "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 

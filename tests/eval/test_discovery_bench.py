@@ -1,17 +1,16 @@
-"""bench/ttrl_discovery.py, the helpers of the GPU job bench/run_ttrl_discovery.sh: candidates, base-rate selection,
-the run command (composed as main_ppo composes it), and the report in issue 32's schema from set-run logs."""
+"""bench/ttrl/ttrl_discovery.py, the helpers of the GPU job bench/ttrl/run_ttrl_discovery.sh: candidates, base-rate
+selection, the run command (composed as main_ppo composes it), and the report in issue 32's schema from set-run logs."""
 from __future__ import annotations
 
 import json
 import shlex
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.bench.bench_scripts import on_path
 from tests.eval.test_discovery_set import set_run_log
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+on_path("ttrl")
 import ttrl_discovery  # noqa: E402
 
 

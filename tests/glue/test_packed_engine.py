@@ -1,7 +1,7 @@
-"""The path users run: verl's real FSDP engine with padding removed and dynamic batch size, so several sequences share
-a micro-batch (packed into one row, kept apart by the attention), against the same step with one sequence per
-micro-batch. No stand-in engine: our worker (`SDPOActorRolloutRefWorker`, verl's ActorRolloutRefWorker) on the CPU
-platform of tests/glue/cpu_platform.py, driven for one training step as verl's trainer drives it (bench/step_batch).
+"""The path users run: verl's real FSDP engine with padding removed and dynamic batch size, so several sequences share a
+micro-batch (packed into one row, kept apart by the attention), against the same step with one sequence per micro-batch.
+No stand-in engine: our worker (`SDPOActorRolloutRefWorker`, verl's ActorRolloutRefWorker) on the CPU platform of
+tests/glue/cpu_platform.py, driven for one training step as verl's trainer drives it (bench/step_time/step_batch).
 
 Packed: `attn_implementation=sdpa_varlen` (sdpo_ext.varlen_attention), `use_dynamic_bsz=true` with a token budget of
 PACKED_TOKENS, two to three sequences per micro-batch. One per micro-batch: torch's SDPA on each sequence alone, the
@@ -15,7 +15,6 @@ the student's); SRPO only the 3 failures of the solved group, so some packed mic
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,10 +23,11 @@ import torch
 from verl.utils import tensordict_utils as tu
 from verl.workers.utils.padding import no_padding_2_padding
 
+from tests.bench.bench_scripts import on_path
 from tests.bench.test_step_phases import random_rollout_batch
 from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+on_path("step_time")
 from step_phases import FAST, compose_config  # noqa: E402
 from step_phases import packed as packed_settings  # noqa: E402
 

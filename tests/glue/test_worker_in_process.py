@@ -1,25 +1,25 @@
-"""The real worker (`SDPOActorRolloutRefWorker`, verl's FSDP engine) driven for one training step in this process
-on CPU, as verl's trainer drives it (bench/step_batch.StepBatch: old log-probs, advantages, teacher prompts, actor
-update, EMA): GRPO, SDPO and SRPO update the policy, and SDPO's update is the same whether verl's engine or the
+"""The real worker (`SDPOActorRolloutRefWorker`, verl's FSDP engine) driven for one training step in this process on
+CPU, as verl's trainer drives it (bench/step_time/step_batch.StepBatch: old log-probs, advantages, teacher prompts,
+actor update, EMA): GRPO, SDPO and SRPO update the policy, and SDPO's update is the same whether verl's engine or the
 SDPO loss hook computes the per-token log-probs (the hook does since the trainer sends distillation_only=True).
 
 Tiny random Qwen3 (hidden 64, 2 layers) with SmolLM2-135M-Instruct's tokenizer; the real kimina recipes with the
-benchmark's settings (bench/step_phases.overrides) and the CPU overrides of tests/glue/cpu_platform.py.
+benchmark's settings (bench/step_time/step_phases.overrides) and the CPU overrides of tests/glue/cpu_platform.py.
 """
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 from verl.utils import tensordict_utils as tu
 
+from tests.bench.bench_scripts import on_path
 from tests.bench.test_step_phases import ground_truths, random_rollout_batch
 from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+on_path("step_time")
 from step_batch import InProcessWorkerGroup, StepBatch  # noqa: E402
 from step_phases import compose_config, overrides  # noqa: E402
 
@@ -117,7 +117,8 @@ def test_the_sdpo_workers_old_log_probs_are_verls(algo, model_dir, smollm2_token
 
 
 def test_the_benchmark_writes_every_step_and_a_profile(model_dir, smollm2_tokenizer, cpu, tmp_path):
-    """bench/step_phases.measure, as the GPU job runs it: one JSON entry per step of each length, then the profile."""
+    """bench/step_time/step_phases.measure, as the GPU job runs it: one JSON entry per step of each length, then the
+    profile."""
     from step_phases import measure
 
     batch = step_batch("sdpo", model_dir, smollm2_tokenizer)

@@ -152,7 +152,7 @@ STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
     "  ⁂+ ≤r π x.y.z\n" * 10_000,
 ])
 def test_screening_100k_lines_is_linear(body):
-    """Timing goal 1 s (bench/screen_bench.py); the bound here is generous so that it cannot flake on 2 cores."""
+    """Timing goal 1 s (bench/lean/screen_bench.py); the bound here is generous so that it cannot flake on 2 cores."""
     out = f"```lean4\ntheorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n{body}\n  norm_num\n```"
     t0 = time.perf_counter()
     r = screen(STATEMENT, out)

@@ -263,13 +263,13 @@ def test_free_form_sections_accept_new_keys():
 
 @pytest.mark.parametrize("algorithm", ["sdpo", "grpo"])
 def test_shared_gpu_overrides_of_the_bench_runners_compose_into_the_vllm_engine_kwargs(algorithm):
-    """bench/share_gpu.sh's overrides (CONCURRENT=1) reach the keys verl hands to vLLM, past the key check."""
+    """bench/common/share_gpu.sh's overrides (CONCURRENT=1) reach the keys verl hands to vLLM, past the key check."""
     import subprocess
 
     from verl.utils.config import omega_conf_to_dataclass
 
     root = Path(__file__).resolve().parents[2]
-    listed = subprocess.run(["bash", "-c", '. bench/share_gpu.sh && printf "%s\\n" "${SHARE_GPU_OVERRIDES[@]}"'],
+    listed = subprocess.run(["bash", "-c", '. bench/common/share_gpu.sh && printf "%s\\n" "${SHARE_GPU_OVERRIDES[@]}"'],
                             cwd=root, capture_output=True, text=True, check=True).stdout.split()
     cfg = compose_recipe(f"{algorithm}_demo", tuple(listed))
     check_config_keys(cfg)
@@ -279,14 +279,14 @@ def test_shared_gpu_overrides_of_the_bench_runners_compose_into_the_vllm_engine_
 
 
 def test_side_by_side_overrides_of_the_bench_runners_compose_with_their_token_cap():
-    """bench/side_by_side.sh (run_learning.sh, run_ttrl_discovery.sh): the overrides pass the key check and set the
-    runner's token cap everywhere; without a cap the file refuses to be sourced."""
+    """bench/common/side_by_side.sh (run_learning.sh, run_ttrl_discovery.sh): the overrides pass the key check and set
+    the runner's token cap everywhere; without a cap the file refuses to be sourced."""
     import subprocess
 
     from verl.utils.config import omega_conf_to_dataclass
 
     root = Path(__file__).resolve().parents[2]
-    script = 'SIDE_BY_SIDE_TOKENS=4096 . bench/side_by_side.sh && printf "%s\\n" "${SIDE_BY_SIDE[@]}"'
+    script = 'SIDE_BY_SIDE_TOKENS=4096 . bench/common/side_by_side.sh && printf "%s\\n" "${SIDE_BY_SIDE[@]}"'
     listed = subprocess.run(["bash", "-c", script], cwd=root, capture_output=True, text=True, check=True).stdout.split()
     cfg = compose_recipe("sdpo_demo", tuple(listed))
     check_config_keys(cfg)
@@ -294,7 +294,7 @@ def test_side_by_side_overrides_of_the_bench_runners_compose_with_their_token_ca
     assert arr.actor.ppo_max_token_len_per_gpu == arr.rollout.log_prob_max_token_len_per_gpu == 4096
     assert arr.ref.log_prob_max_token_len_per_gpu == 4096
     assert int(omega_conf_to_dataclass(arr.rollout).engine_kwargs["vllm"]["kv_cache_memory_bytes"]) == 2_000_000_000
-    unset = subprocess.run(["bash", "-c", ". bench/side_by_side.sh"], cwd=root, capture_output=True, text=True)
+    unset = subprocess.run(["bash", "-c", ". bench/common/side_by_side.sh"], cwd=root, capture_output=True, text=True)
     assert unset.returncode != 0 and "set the token cap first" in unset.stderr
 
 
