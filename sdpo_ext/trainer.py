@@ -6,42 +6,33 @@ Per step, after the rewards (with Lean feedback) are in TransferQueue and before
 2. every attempt is appended to the attempt log; in TTRL mode the set's bookkeeping (`sdpo_ext.ttrl_set`) counts
    it: a problem retires after its first valid proof or when its budget is spent, and the run ends after the step
    in which the last open problem retired;
-3. SDPO only: the teacher prompt of every sample is built on the driver (sdpo_ext.reprompt) and stored as
-   `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]) (with `sdpo.teacher.share_prompt_prefix`, also each sample's
-   prefix shared with its group, sdpo_ext.shared_prefix); the worker's loss hook scores the same response tokens
-   under that prompt with the teacher weights inside each training micro-batch.
+3. SDPO only: the teacher prompt of every sample is built on the driver (sdpo_ext.teacher_fields, over
+   sdpo_ext.reprompt) and stored as `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]) (with
+   `sdpo.teacher.share_prompt_prefix`, also each sample's prefix shared with its group, sdpo_ext.shared_prefix); the
+   worker's loss hook scores the same response tokens under that prompt with the teacher weights inside each training
+   micro-batch.
 After the actor update the EMA teacher is advanced (ema mode). Validation adds unbiased pass@k and mean@n over the
 judged samples to verl's metrics.
 
-TTRL (`sdpo.ttrl.theorem`, `.theorems` or `.split`; one theorem is a set of one): the dataset is narrowed to the
-set's rows, and each step's prompts come from `TTRLSet.draw` (the open problems, the batch kept at
-`data.train_batch_size` prompts) instead of verl's dataloader, through `_next_train_batch`, the hook that fetches a
-step's prompts (not `_fetch_one_gen_batch`: the draw spreads a step's prompts over the open problems, so it needs
-them all at once). The run's length comes from the budgets (`TTRLSet.step_limit` replaces
-trainer.total_training_steps). The set's state is saved with each checkpoint (`sdpo_ttrl_set.json`) and restored on
-resume; verl's dataloader state (data.pt) is still saved but plays no part, the dataloader being unused.
+TTRL (`sdpo.ttrl`: the set's prompt draw, run length and checkpointed state) comes in through verl's dataloader and
+checkpoint hooks, in the mixin `sdpo_ext.ttrl_hooks.TTRLHooks`.
 
 Registered as verl's "sync" trainer. Without a top-level `sdpo` section (`sdpo_ext.config.RunConfig`) in the config it
 behaves exactly as PPOTrainerSync (plain verl configs are untouched).
 """
 from __future__ import annotations
 
-import json
 import logging
-import os
 import uuid
 from typing import TYPE_CHECKING
 
-import numpy as np
 import ray
-import torch
 import transfer_queue as tq
-from omegaconf import OmegaConf, open_dict
+from omegaconf import OmegaConf
 from tensordict import TensorDict
 from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1 import trainer_base
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
-from verl.utils import tensordict_utils as tu
 from verl.utils.config import omega_conf_to_dataclass
 from verl.utils.debug import marked_timer
 from verl.utils.metric import reduce_metrics
@@ -49,11 +40,9 @@ from verl.utils.py_functional import rename_dict
 
 from sdpo_attempts.log import AttemptLog
 from sdpo_ext.packed_rows import jagged
-from sdpo_ext.reprompt import build_teacher_batch
-from sdpo_ext.routing import sample_weights
-from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, group_prefix_lengths
 from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
-from sdpo_ext.ttrl_set import TTRLSet
+from sdpo_ext.teacher_fields import teacher_fields
+from sdpo_ext.ttrl_hooks import TTRLHooks
 from sdpo_ext.val_metrics import validation_pass_at_k
 
 if TYPE_CHECKING:
@@ -62,7 +51,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _ACTOR_ROLES = (Role.ActorRollout, Role.ActorRolloutRef)
-TTRL_SET_FILE = "sdpo_ttrl_set.json"
 
 
 def _as_list(value) -> list:
@@ -83,9 +71,7 @@ def run_config(config) -> RunConfig | None:
         raise ValueError(f"the top-level `sdpo` block does not fit sdpo_ext.config.RunConfig: {e}") from e
 
 
-class SDPOTrainer(PPOTrainerSync):
-    ttrl_set: TTRLSet | None = None  # the TTRL set's bookkeeping; built with the dataset (`_init_dataloader`)
-
+class SDPOTrainer(TTRLHooks, PPOTrainerSync):
     def __init__(self, config):
         # Imported here, not at the top: sdpo_ext.config imports verl, whose plugin loading imports this module; a
         # process that imports sdpo_ext.config first (e.g. unpickling an actor config) would otherwise hit the cycle
@@ -110,103 +96,6 @@ class SDPOTrainer(PPOTrainerSync):
                 run_id=f"{config.trainer.experiment_name}-{uuid.uuid4().hex[:8]}",
                 seed=int(config.data.get("seed", None) or 0),
             )
-
-    # ------------------------------------------------------------------ checkpoints
-    def _step_folder(self) -> str:
-        """verl's checkpoint folder for the current step under trainer.default_local_dir."""
-        return os.path.join(self.config.trainer.default_local_dir, f"global_step_{self.global_steps}")
-
-    def _save_checkpoint(self):
-        # ours first: verl writes latest_checkpointed_iteration.txt last, so a folder it resumes from has them
-        folder = self._step_folder()
-        if self.attempt_log is not None:
-            self.attempt_log.save_run_id(folder)
-        if self.ttrl_set is not None:
-            os.makedirs(folder, exist_ok=True)
-            with open(os.path.join(folder, TTRL_SET_FILE), "w") as handle:
-                json.dump(self.ttrl_set.state_dict(self.global_steps), handle)
-        super()._save_checkpoint()
-
-    def _load_checkpoint(self):
-        super()._load_checkpoint()
-        if self.global_steps == 0:
-            return
-        trainer = self.config.trainer
-        folder = os.path.abspath(trainer.resume_from_path if trainer.resume_mode == "resume_path"
-                                 else self._step_folder())
-        if self.attempt_log is not None and not self.attempt_log.resume_from(folder):
-            logger.warning("checkpoint %s holds no attempt-log run id; attempts restart at 1 under run %s",
-                           folder, self.attempt_log.run_id)
-        if self.ttrl_set is not None:
-            self._restore_ttrl_set(folder)
-
-    def _restore_ttrl_set(self, folder: str) -> None:
-        """The set's counts saved with the checkpoint, then the attempts the interrupted process logged after it
-        (judged attempts are spent budget and a proof found is found, as `AttemptLog.resume_from` counts them)."""
-        path = os.path.join(folder, TTRL_SET_FILE)
-        saved_step = None
-        if os.path.exists(path):
-            with open(path) as handle:
-                saved_step = self.ttrl_set.load_state_dict(json.load(handle))
-        else:
-            logger.warning("checkpoint %s holds no TTRL set state; rebuilding it from the attempt log", folder)
-        if self.attempt_log is not None:
-            self.ttrl_set.observe_records(self.attempt_log.run_records(after_step=saved_step))
-        if self.ttrl_set.finished:
-            self.total_training_steps = self.global_steps  # nothing left to train on: fit() runs no step
-
-    # ------------------------------------------------------------------ TTRL set
-    def _init_dataloader(self):
-        """verl's dataloaders; in TTRL mode over the set's rows only, with the set's bookkeeping and step limit."""
-        ttrl = self.run_config.ttrl if self.run_config is not None else None
-        if ttrl is None or not ttrl.active:
-            return super()._init_dataloader()
-        # not at the top: sdpo_ext.ttrl_dataset imports verl, whose plugin loading imports this module; a process that
-        # imports the dataset class first (data.custom_cls) would otherwise lose the trainer's registration
-        from sdpo_ext.ttrl_dataset import TheoremFilterDataset, ttrl_data_config
-
-        with open_dict(self.config):
-            self.config.data.sdpo_ttrl = ttrl_data_config(ttrl, self.config.data)
-        super()._init_dataloader()
-        if not isinstance(self.train_dataset, TheoremFilterDataset):
-            raise ValueError("error: sdpo.ttrl needs data.custom_cls = sdpo_ext.ttrl_dataset.TheoremFilterDataset "
-                             "(the task parts set it: data.custom_cls.path=pkg://sdpo_ext.ttrl_dataset)")
-        self.ttrl_set = TTRLSet(self.train_dataset.problem_names(), budget=ttrl.max_attempts,
-                                stop_on_success=ttrl.stop_on_success, seed=int(self.config.data.get("seed", None) or 0))
-        steps = self.ttrl_set.step_limit(self.config.data.train_batch_size, self.config.actor_rollout_ref.rollout.n)
-        # the whole run is one epoch of verl's loop (prompts come from the set, not from the dataloader's epochs)
-        self.total_training_steps = self.steps_per_epoch = steps
-        with open_dict(self.config):
-            self.config.actor_rollout_ref.actor.optim.total_training_steps = steps * self.parameter_sync_step
-        logger.warning("TTRL: %d problems, budget %d attempts each, at most %d steps (trainer.total_training_steps=%s "
-                       "replaced)", len(self.ttrl_set.problems), ttrl.max_attempts, steps,
-                       self.config.trainer.get("total_training_steps", None))
-
-    def _next_train_batch(self, num_prompts: int | None = None):
-        """verl's prompt fetch for one step; in TTRL mode the set's draw from its open problems."""
-        if self.ttrl_set is None:
-            return super()._next_train_batch(num_prompts)
-        names = self.ttrl_set.draw(num_prompts or self.config.data.train_batch_size,
-                                   self.config.actor_rollout_ref.rollout.n, self.global_steps)
-        batch_dict = self.train_dataset.prompt_batch(names)
-        batch_dict["uid"] = np.array([str(uuid.uuid4()) for _ in names], dtype=object)  # one GRPO group per prompt
-        batch = tu.get_tensordict(batch_dict)
-        tu.assign_non_tensor_data(batch, "global_steps", self.global_steps)
-        return batch
-
-    def _ttrl_observe(self, problems: list[str], valid: list[bool], infra: list[bool], metrics: dict) -> None:
-        """Counts the step's samples into the set; after the step in which the last open problem retired the run
-        ends (verl's loop stops once global_steps passes total_training_steps)."""
-        for problem, ok, bad in zip(problems, valid, infra):
-            self.ttrl_set.observe(problem, valid=ok, infra=bad)
-        metrics.update(self.ttrl_set.metrics())
-        metrics["sdpo_lean/ttrl_batch_problems"] = len(set(problems))
-        if self.ttrl_set.finished:
-            solved = len(self.ttrl_set.solved())
-            logger.warning("TTRL: no problem left open at step %d (%d of %d solved); stopping after this step",
-                           self.global_steps, solved, len(self.ttrl_set.problems))
-            metrics["sdpo_lean/ttrl_end_step"] = self.global_steps
-            self.total_training_steps = self.global_steps
 
     # ------------------------------------------------------------------ validation
     def _val_metrics_update(self, data_sources, sample_uids, reward_extra_infos_dict, sample_turns,
@@ -328,46 +217,21 @@ class SDPOTrainer(PPOTrainerSync):
             self._ttrl_observe([s["problem"] for s in samples], valid_flags, [bool(s["infra"]) for s in samples],
                                metrics)
 
-    def _teacher_fields(self, data, reward_info, infra, scores, texts, metrics) -> dict:
-        cfg = self.sdpo_config
-        messages = [list(m) for m in _as_list(data["raw_prompt"])]
-        uids = _as_list(data["uid"])
-        teacher = build_teacher_batch(
+    def _teacher_fields(self, data, reward_info, infra, scores, texts, metrics: dict) -> dict:
+        """The step's SDPO fields (sdpo_ext.teacher_fields) from the TransferQueue fields `_prepare_samples` read."""
+        fields, teacher_metrics = teacher_fields(
             self.tokenizer,
-            messages,
-            uids=uids,
+            self.sdpo_config,
+            messages=[list(m) for m in _as_list(data["raw_prompt"])],
+            uids=_as_list(data["uid"]),
+            prompts=list(data["prompts"].unbind()),
             scores=scores,
             responses=texts,
             feedbacks=[str(info.get("feedback", "") or "") for info in reward_info],
             infra=infra,
-            cfg=cfg.reprompt,
             chat_template_kwargs=dict(self.config.data.get("apply_chat_template_kwargs", {}) or {}),
         )
-        metrics.update(teacher.metrics)
-        weights = sample_weights(cfg.variant, uids, [s.success for s in teacher.signals], infra)
-        # a sample whose distillation weight is 0 (SRPO's correct samples, SC-SDPO's solved or unsolved groups)
-        # needs no teacher forward
-        mask = [active and w > 0 for active, w in zip(teacher.mask, weights.distill)]
-        metrics["sdpo_lean/distilled_sample_fraction"] = sum(mask) / max(1, len(mask))
-        routed_to_pg = sum(w > 0 for w in weights.policy_gradient)
-        metrics["sdpo_lean/policy_gradient_sample_fraction"] = routed_to_pg / max(1, len(mask))
-        prompts = list(data["prompts"].unbind())
-        rows = [
-            torch.tensor(ids, dtype=torch.int64) if ids is not None else prompt  # masked: placeholder, never used
-            for ids, prompt in zip(teacher.prompt_ids, prompts)
-        ]
-        fields = {
-            "teacher_prompt_ids": jagged(rows),
-            "sdpo_mask": torch.tensor(mask, dtype=torch.float32),
-            "sdpo_distill_weight": torch.tensor(weights.distill, dtype=torch.float32),
-            "sdpo_pg_weight": torch.tensor(weights.policy_gradient, dtype=torch.float32),
-        }
-        if cfg.teacher.share_prompt_prefix:
-            shared = group_prefix_lengths(teacher.prompt_ids, uids, mask)
-            fields[TEACHER_PREFIX_LEN] = torch.tensor(shared, dtype=torch.int64)
-            teacher_tokens = sum(len(ids) for ids, on in zip(teacher.prompt_ids, mask) if on)
-            computed_once = sum(length for _, length in set(zip(uids, shared)))
-            metrics["sdpo_lean/teacher_prompt_reused_fraction"] = (sum(shared) - computed_once) / max(1, teacher_tokens)
+        metrics.update(teacher_metrics)
         return fields
 
     def _update_actor(self, batch, metrics: dict):

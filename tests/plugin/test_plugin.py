@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("first", ["verl", "sdpo_ext.config", "sdpo_ext.trainer", "sdpo_ext.worker",
-                                   "sdpo_ext.ttrl_dataset"])
+                                   "sdpo_ext.ttrl_dataset", "sdpo_ext.ttrl_hooks"])
 def test_registrations_happen_on_import_verl_in_a_fresh_process(tmp_path, first):
     """Also when a process imports one of our modules first: it imports verl, whose plugin loading imports the
     trainer while that module may be half-initialised (the trainer-first case used to lose every registration)."""
