@@ -3,11 +3,13 @@
 Contract: VALID only when Lean reported no error outside the check and audit lines, no sorry, the statement check's
 line (when the plan has one) carries no message at all, and the audit line carries exactly one message, an info that
 is an axiom audit of exactly `'<name>'` (the dataset's name at root) listing only propext, Classical.choice and
-Quot.sound. Both lines are compared with the one outcome Lean gives for an honest proof, so anything else there is
-a rejection: any message on the check line (Lean's `type mismatch`, `unknown identifier`, a `(kernel)` error, or an
-info or warning that no honest run prints) is STATEMENT_MISMATCH; on the audit line no message, several, a warning,
-or a text that is not one axiom audit is FORBIDDEN, an audit of another constant or an unknown one is
-STATEMENT_MISMATCH. Native evaluation shows up in the audit as `Lean.ofReduceBool`/`Lean.trustCompiler`: FORBIDDEN.
+Quot.sound, and no message lies below the audit, the file's last line (else the backend numbered the lines otherwise
+than the assembler, and the lines read are not the check and the audit: FORBIDDEN). Both lines are compared with the
+one outcome Lean gives for an honest proof, so anything else there is a rejection: any message on the check line
+(Lean's `type mismatch`, `unknown identifier`, a `(kernel)` error, or an info or warning that no honest run prints)
+is STATEMENT_MISMATCH; on the audit line no message, several, a warning, or a text that is not one axiom audit is
+FORBIDDEN, an audit of another constant or an unknown one is STATEMENT_MISMATCH. Native evaluation shows up in the
+audit as `Lean.ofReduceBool`/`Lean.trustCompiler`: FORBIDDEN.
 """
 from __future__ import annotations
 
@@ -69,6 +71,10 @@ def judge(result: RunResult, plan: CheckPlan) -> Judgement:
         return Judgement(Verdict.INFRA, result.infra_detail or "infrastructure failure")
     if result.repl_error is not None:
         return Judgement(Verdict.INFRA, f"REPL error: {result.repl_error[:300]}")
+    below = next((m for m in result.messages if 0 < plan.audit_line < m.line), None)
+    if below is not None:   # the audit is the last line: the backend numbered lines otherwise than the assembler
+        return Judgement(Verdict.FORBIDDEN, f"Lean reported a message on line {below.line}, after the last line "
+                         f"({plan.audit_line}): the check and audit lines cannot be located")
     audit = [m for m in result.messages if m.line == plan.audit_line]
     check = [m for m in result.messages if plan.check_line is not None and m.line == plan.check_line]
     proof_msgs = [m for m in result.messages if m.line not in (plan.audit_line, plan.check_line)]

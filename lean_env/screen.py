@@ -15,6 +15,8 @@ unread, which bounds the screen's time (it is linear: about 0.3 s for 100k short
 """
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 
 from lean_env.commands import Command, split_commands
@@ -56,6 +58,12 @@ class ScreenResult:
 
 
 MAX_CODE_CHARS = 2_000_000   # far above any generation budget (128k tokens ~ 500k characters); bounds the screen
+# Line breaks of Python's `str.splitlines()` that Lean does not count (it counts `\n` only, and a `--` comment runs to
+# `\n`): a lone CR, U+2028, U+2029 (the other such breaks are control characters, rejected before). The Kimina server
+# re-joins the code's `splitlines()` with `\n` (`server/split.py`, `split_snippet`), so there such a break ends a
+# `--` comment (the rest of its line is code this screen never saw) and adds a line the assembler did not count (the
+# judge would read the check and the audit on the wrong lines). CRLF is one break for all of them and stays allowed.
+_LINE_BREAK = re.compile("\r(?!\n)|[\u2028\u2029]")
 
 
 class Reject(Exception):
@@ -234,6 +242,12 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
     bad_char = suspicious_character(text)
     if bad_char:
         return ScreenResult(False, f"contains the character {bad_char}", Verdict.FORBIDDEN, statement)
+    brk = _LINE_BREAK.search(text)
+    if brk:
+        char = "CARRIAGE RETURN without LINE FEED" if brk.group() == "\r" else unicodedata.name(brk.group())
+        line = text.count("\n", 0, brk.start()) + 1
+        return ScreenResult(False, f"contains U+{ord(brk.group()):04X} {char} (line {line}), a line break for the "
+                            "Kimina server but not for Lean", Verdict.FORBIDDEN, statement)
     code = _code(text)
     kept = code[_kept_from(code, header):]
     try:

@@ -16,7 +16,9 @@ when X is declared and R is an axiom (a kernel-checked `example` that passes is 
 prints there: `unknown identifier '_root_.X'`, or, for a `retyped` rule, `type mismatch` in the layout of
 `throwTypeMismatchError` (Lean/Elab/Term.lean) and `mkHasTypeButIsExpectedMsg` (Lean/Meta/Check.lean), at the
 value's position;
-`#eval Lean.versionString` answers the configured `lean_version` as Lean does (`"4.9.0"`, an info message).
+`#eval Lean.versionString` answers the configured `lean_version` as Lean does (`"4.9.0"`, an info message);
+`#print "text"` prints `text` as an info message at `#print`, as Lean's `elabPrint` does (`logInfoAt tk s.getString`,
+Lean/Elab/Print.lean; escapes are not decoded here).
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ _SIGNATURE = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?" + _MODIFIERS + r"(?:th
                         r"([^\s():{}\[\]]+)([^\n]*?)(?::=.*)?$")
 _UNUSED = re.compile(r"(?m)^(?:axiom |#check |" + _CHECK_HEAD + r").*$")   # mentions of an axiom, no uses
 _VERSION_QUERY = re.compile(r"(?m)^#eval Lean\.versionString[ \t]*$")
+_PRINT_STRING = re.compile(r'(?m)^#print[ \t]+"([^"\\\n]*)"')
 _SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
 OUTCOMES = {"valid", "error", "sorry", "tactic_sorry", "axiom", "unknown_constant", "repl_error",
             "hang", "crash", "garbage", "forge", "retyped"}
@@ -222,6 +225,9 @@ class FakeLean:
             pos = _pos(text, m.start())
             messages.append(_msg("info", pos, {"line": pos["line"], "column": pos["column"] + 5},
                                  f'"{self.lean_version}"'))
+        for m in _PRINT_STRING.finditer(text):
+            pos = _pos(text, m.start())
+            messages.append(_msg("info", pos, {"line": pos["line"], "column": pos["column"] + 6}, m.group(1)))
         out: dict[str, Any] = {"env": self._new_env(decls, axioms)}
         if messages:
             out["messages"] = messages
