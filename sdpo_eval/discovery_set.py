@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 # method -> (recipe algorithm part, its overrides). sdpo_confident: the SDPO setting that learns on the 135M demo
-# (bench/results/learning.json); best_of_k: no actor update ever (verl: `critic_warmup <= global_steps` gates it).
+# (bench/learning/results/learning.json); best_of_k: no actor update (verl: `critic_warmup <= global_steps` gates it).
 SET_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     "best_of_k": ("grpo", ("trainer.critic_warmup=1000000000",)),
     "grpo": ("grpo", ()),

@@ -68,7 +68,7 @@ class _Stopwatch:
     """Seconds from construction to `stop()`. On a GPU, on the device's timeline (two CUDA events): the host never
     waits for them, and `seconds()` is read once the stream has passed `stop` (here: after the metrics' host
     transfer). Before 2026-12-04 the hook synchronised the device twice per micro-batch for this, which a
-    launch-bound step (bench/results/profile_sdpo_r2048_h200.json) pays for. Without a GPU, wall-clock seconds."""
+    launch-bound step (bench/step_time/results/profile_sdpo_r2048_h200.json) pays for. On CPU, wall-clock seconds."""
 
     def __init__(self):
         self._events = None

@@ -24,7 +24,7 @@ time); `GET /health`. Server behaviour this client is built for (kimina-lean-ser
   answers only {"status": "ok"}, so it is configured, not discovered): at most 2 * server_repls snippets in
   flight (one running and one queued per REPL, so a queued snippet rarely waits out MAX_WAIT), in requests of
   at most min(batch_size, max(1, server_repls // 4)) snippets (a request holds its slots until its slowest
-  proof ends; small requests keep REPLs busy). Measured in bench/kimina_bench.py.
+  proof ends; small requests keep REPLs busy). Measured in bench/lean/kimina_bench.py.
 Concurrent `run` calls are micro-batched (after `linger_s`). Error rows: "timed out" -> TIMEOUT, others -> INFRA.
 """
 from __future__ import annotations
