@@ -61,6 +61,8 @@ FORBIDDEN_PARTS = frozenset({
     "implemented_by", "extern", "by_elab", "run_tac", "run_cmd", "run_elab", "run_meta", "evalExpr", "evalConst",
     "addDecl", "addAndCompile", "compileDecl", "IO", "exact?", "apply?", "rw?", "hint?",
     "library_search", "rw_search",   # proof search over the environment: it would find the reference axiom
+    "hint", "observe", "observe?", "have?",   # the same search (Mathlib's Hint, Observe, Propose); keywords in Lean,
+                                              # so never an honest identifier
     "CoreM", "MetaM", "TermElabM", "TacticM", "CommandElabM", "MacroM",   # metaprograms, also after `open Lean …`
 })
 _META = frozenset({"Elab", "Meta", "Environment", "Parser", "Compiler", "IR", "Syntax", "Macro"})

@@ -149,6 +149,12 @@ SCREEN = [  # (code, verdict): Lean would run each (the attack is that it runs);
     # control characters Lean reads as no token (NUL, NEL): a parse error at best, a hidden break at worst
     (f"{OK}\n-- \x00", F),
     (f"{OK} -- a\x85#exit", F),
+    # proof search over the environment (it would find the reference axiom): Mathlib's `hint` runs `exact?`,
+    # `observe` and `have?` search the same way; the screen names them, the audit stays the second line
+    (f"{SIG} := by\n  hint", F),
+    (f"{SIG} := by\n  observe h2 : x + 1 = 3\n  exact h2", F),
+    (f"{SIG} := by\n  observe? h2 : x + 1 = 3\n  exact h2", F),
+    (f"{SIG} := by\n  have? using h\n  subst h\n  norm_num", F),
 ]
 
 
@@ -161,13 +167,6 @@ def test_screen_stops_it(code, verdict):
 # ------------------------------------------------------------------ what the screen lets through, Lean then decides
 
 E2E = [  # (code, rules for the double, verdict): accepted by the screen; the check and the audit decide
-    # proof search finds the reference axiom, declared before the model's code under the dataset's signature: the
-    # audit lists it (a non-standard axiom); the nonce never reaches the model (fresh per check, not in feedback)
-    (f"{SIG} := by\n  hint", [{"match": "hint", "outcome": "axiom", "axioms": ["sdpo_ref_0123456789abcdef"]}], F),
-    (f"{SIG} := by\n  observe h2 : x + 1 = 3\n  exact h2",
-     [{"match": "observe", "outcome": "axiom", "axioms": ["sdpo_ref_0123456789abcdef"]}], F),
-    (f"{SIG} := by\n  have? using h\n  subst h\n  norm_num",
-     [{"match": "have\\?", "outcome": "axiom", "axioms": ["sdpo_ref_0123456789abcdef"]}], F),
     # `stop` is `repeat sorry`: the warning and `sorryAx`
     (f"{SIG} := by\n  stop\n  norm_num", [{"match": "stop", "outcome": "tactic_sorry"}], S),
     # an info that mimics the audit, printed by an allowed tactic in the proof: not on the audit line, so unread
