@@ -29,14 +29,20 @@ _FEEDBACK = {
 }
 
 
-def preflight(reward_kwargs: Mapping[str, Any]) -> list[str]:
+def preflight(reward_kwargs: Mapping[str, Any], generation_prompt: str | None = None) -> list[str]:
     """What is wrong with the recipe's `reward_kwargs`, found before training starts (`sdpo_ext.startup_checks` calls
-    this), instead of in the first reward call; [] when the options are valid."""
+    this), instead of in the first reward call; [] when the options are valid. `generation_prompt` is the model's
+    chat template rendered for one user message, when the start-up checks could render it: `prompt_opens_think`
+    must match it, or every reply is graded from the wrong place."""
     try:
-        MathGradingOptions.from_kwargs({k: v for k, v in reward_kwargs.items() if k not in _VERL_KWARGS})
+        options = MathGradingOptions.from_kwargs({k: v for k, v in reward_kwargs.items() if k not in _VERL_KWARGS})
     except ValueError as e:
         return [f"{e} (fix reward.custom_reward_function.reward_kwargs)"]
-    return []
+    if generation_prompt is None:
+        return []
+    problem = options.template_problem(generation_prompt, "reward.custom_reward_function.reward_kwargs."
+                                                          "prompt_opens_think")
+    return [problem] if problem else []
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping | None = None,

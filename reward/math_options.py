@@ -45,6 +45,18 @@ class MathGradingOptions:
             raise ValueError("MATH grading option prompt_opens_think must be true or false, got "
                              f"{self.prompt_opens_think!r}")
 
+    def template_problem(self, generation_prompt: str, fix: str) -> str | None:
+        """Why these options misgrade replies to `generation_prompt` (a chat template rendered with the generation
+        prompt), or None: `prompt_opens_think` must equal `prompt_opens_think(generation_prompt)`."""
+        opens = prompt_opens_think(generation_prompt)
+        if opens == self.prompt_opens_think:
+            return None
+        tail = generation_prompt[-40:].encode("unicode_escape").decode()
+        said = "ends inside <think>" if opens else "does not end inside <think>"
+        return (f"the chat template's generation prompt {said} (...{tail}) but prompt_opens_think is "
+                f"{str(self.prompt_opens_think).lower()}, so replies would be graded as if it did"
+                f"{'' if self.prompt_opens_think else ' not'} ({fix}={str(opens).lower()})")
+
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> MathGradingOptions:
         """Options from verl's `reward_kwargs`; unknown keys raise with the known ones listed."""
@@ -65,3 +77,8 @@ class MathGradingOptions:
     def from_args(cls, args: argparse.Namespace) -> MathGradingOptions:
         """The options behind the `--grading-*` flags of `add_arguments` (checked as any construction is)."""
         return cls(**{f.name: getattr(args, f"grading_{f.name}") for f in dataclasses.fields(cls)})
+
+
+def prompt_opens_think(generation_prompt: str) -> bool:
+    """Whether a rendered prompt ends inside a think block: its last `<think>` comes after its last `</think>`."""
+    return generation_prompt.rfind("<think>") > generation_prompt.rfind("</think>")

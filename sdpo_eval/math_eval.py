@@ -132,6 +132,17 @@ def _labels(specs: Sequence[ModelSpec]) -> list[str]:
     return labels if len(set(labels)) == len(labels) else [f"{label}#{i + 1}" for i, label in enumerate(labels)]
 
 
+def template_problem(engine: Engine, grading: MathGradingOptions, problem: MathProblem) -> str | None:
+    """Why `grading` would misread this model's replies: `--grading-prompt-opens-think` must say whether the chat
+    template leaves the prompt inside <think> (raw-text prompts open nothing)."""
+    tokenizer = getattr(engine, "tokenizer", None)
+    if not engine.has_chat_template or tokenizer is None:
+        return None
+    text = tokenizer.apply_chat_template(list(math_prompt(problem.problem, chat=True, num_shots=0)),
+                                         add_generation_prompt=True, tokenize=False)
+    return grading.template_problem(text, "--grading-prompt-opens-think")
+
+
 def evaluate(engine: Engine, label: str, todo: Sequence[tuple[MathProblem, int]], params: SamplingParams,
              num_shots: int, base_seed: int, grading: MathGradingOptions,
              log: SampleLog | None) -> list[dict[str, Any]]:
@@ -213,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
                           "hub id that is cached or reachable)", file=sys.stderr)
                     return 2
                 grading = MathGradingOptions.from_args(args)
+                problem = template_problem(engine, grading, problems[0])
+                if problem:
+                    print(f"error: --model {spec.path}: {problem}", file=sys.stderr)
+                    return 2
                 new = evaluate(engine, label, todo, params, args.num_shots, args.seed, grading, log)
                 _free(engine)
             per_model[label] = kept + new

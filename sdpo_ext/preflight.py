@@ -7,6 +7,9 @@
   it, from the file's name and the recipe's keys (PREPARE_COMMANDS).
 - Model: `actor_rollout_ref.model.path` is a local folder, or a hub id already in the Hugging Face cache, or (online)
   one the hub answers for within HUB_TIMEOUT_S; offline, the fix says how to pass a local folder.
+- Chat template: `generation_prompt` renders the model's chat template for one user message, with the run's
+  `data.apply_chat_template_kwargs`, as verl renders its prompts, for the reward's own pre-flight (MATH checks
+  `prompt_opens_think` against it); only from a tokenizer already on this machine.
 The CPU budget, unknown keys and the attention implementation are checked beside these (sdpo_ext.startup_checks),
 and the reward function's own `preflight(reward_kwargs)` when its module defines one (the Lean backend).
 """
@@ -79,6 +82,32 @@ def data_problems(config: Mapping[str, Any]) -> list[str]:
             fix = f"make it with: {command}" if command else f"point data.{key} at an existing file"
             problems.append(f"data.{key}: {name} does not exist ({fix})")
     return problems
+
+
+PROBE_MESSAGES = ({"role": "user", "content": "What is 1 + 1?"},)
+
+
+def generation_prompt(config: Mapping[str, Any]) -> str | None:
+    """The chat template of `actor_rollout_ref.model` (its tokenizer_path, else path; custom_chat_template if set)
+    rendered for PROBE_MESSAGES with the generation prompt and `data.apply_chat_template_kwargs`; None when that
+    tokenizer is not on this machine (model_problems says why) or cannot render a chat."""
+    model = (config.get("actor_rollout_ref") or {}).get("model") or {}
+    source = str(model.get("tokenizer_path") or model.get("path") or "")
+    if not source:
+        return None
+    local = Path(source).expanduser()
+    try:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(str(local) if local.is_dir() else source, local_files_only=True,
+                                                  trust_remote_code=bool(model.get("trust_remote_code", False)))
+        if model.get("custom_chat_template"):
+            tokenizer.chat_template = model["custom_chat_template"]
+        kwargs = dict((config.get("data") or {}).get("apply_chat_template_kwargs") or {})
+        return tokenizer.apply_chat_template(list(PROBE_MESSAGES), add_generation_prompt=True, tokenize=False,
+                                             **kwargs)
+    except Exception:  # noqa: BLE001 - not on this machine, no template, a template error: nothing to check
+        return None
 
 
 def _offline() -> bool:

@@ -18,7 +18,8 @@
 4. The attention implementation (`sdpo_ext.attention_check`): known to transformers, its package importable here.
 5. The machine (`sdpo_ext.preflight`): GPUs, data files (with the command that makes them), the model; and the
    reward function's own `preflight(reward_kwargs) -> list[str]` when its module defines one (the Lean reward asks
-   its backend: a Kimina server's /health, or that the REPL command exists).
+   its backend: a Kimina server's /health, or that the REPL command exists; the MATH reward, given the model's
+   rendered chat template, checks that `prompt_opens_think` matches it).
 
 When: `StartupChecks`, a Hydra callback the recipes install, runs 1 and 3-5 before verl's `main_ppo` body, hence
 before Ray, and reports every problem in one message (exit code 1), so a fresh machine learns all it lacks at once.
@@ -29,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import inspect
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -38,7 +40,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from sdpo_ext.attention_check import attention_problems
-from sdpo_ext.preflight import data_problems, gpu_problems, model_problems, visible_gpus
+from sdpo_ext.preflight import data_problems, generation_prompt, gpu_problems, model_problems, visible_gpus
 from sdpo_ext.small_host import TooFewCPUsError, check_cpu_budget
 
 PLUGIN_NAMESPACES = ("sdpo", "actor_rollout_ref.actor.sdpo", "data.sdpo_ttrl", "hydra")
@@ -166,17 +168,22 @@ def sdpo_setting_errors(config: Mapping[str, Any], grpo_weight: float) -> list[s
 
 
 def reward_problems(config: DictConfig | dict) -> list[str]:
-    """What the reward function's `preflight(reward_kwargs)` reports (nothing when its module defines none)."""
+    """What the reward function's `preflight(reward_kwargs)` reports (nothing when its module defines none); a
+    preflight that takes `generation_prompt` also gets the model's rendered chat template (None when not local)."""
     function = (config.get("reward") or {}).get("custom_reward_function") or {}
     if not function.get("path"):
         return []
     from verl.utils.import_utils import load_module  # how verl itself loads the reward function's module
 
     preflight = getattr(load_module(str(function["path"])), "preflight", None)
+    if preflight is None:
+        return []
     kwargs = function.get("reward_kwargs") or {}
     if isinstance(kwargs, DictConfig):
         kwargs = OmegaConf.to_container(kwargs, resolve=True)
-    return list(preflight(dict(kwargs))) if preflight else []
+    if "generation_prompt" not in inspect.signature(preflight).parameters:
+        return list(preflight(dict(kwargs)))
+    return list(preflight(dict(kwargs), generation_prompt=generation_prompt(config)))
 
 
 def startup_problems(config: DictConfig) -> list[str]:

@@ -277,3 +277,22 @@ def test_a_model_that_cannot_load_is_one_error_line_and_its_empty_log_does_not_b
     monkeypatch.setattr(math_eval, "load_engine", real)
     assert math_eval.main(["--model", "model_a", "--input", src, "--log", str(log)]) == 0  # the header-only log
     assert len(log.read_text().splitlines()) == 1 + len(PROBLEMS)
+
+
+def test_a_chat_template_that_opens_think_needs_the_grading_flag(tmp_path, engines, capsys, smollm2_tokenizer):
+    """A real tokenizer whose template ends the prompt inside <think> (Qwen3.5-4B's generation-prompt branch): without
+    --grading-prompt-opens-think true every reply would be graded from its thinking, so the run stops before
+    generating; with it, it runs."""
+    from tests.plugin.test_preflight import THINKING_TEMPLATE
+
+    table, _ = engines
+    smollm2_tokenizer.chat_template = THINKING_TEMPLATE
+    table["model_a"].tokenizer = smollm2_tokenizer
+    src = _write(tmp_path / "m.jsonl", PROBLEMS[:1])
+    assert math_eval.main(["--model", "model_a", "--input", src]) == 2
+    err = capsys.readouterr().err
+    assert "error: --model model_a: the chat template's generation prompt ends inside <think>" in err
+    assert err.rstrip().endswith("(--grading-prompt-opens-think=true)") and not table["model_a"].calls
+    table["model_a"].answers = {"1+1": "thinking...</think> So $\\boxed{2}$."}
+    assert math_eval.main(["--model", "model_a", "--input", src, "--grading-prompt-opens-think", "true"]) == 0
+    assert table["model_a"].calls

@@ -120,3 +120,43 @@ def test_the_callback_reports_all_checks_not_the_first(monkeypatch):
         startup_checks.StartupChecks().on_job_start(OmegaConf.create({}))
     assert str(stop.value).startswith("sdpo-lean found 5 problem(s) before starting:")
     assert str(stop.value).count("\n- ") == 5
+
+
+THINKING_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+                     "{% if add_generation_prompt %}<|im_start|>assistant\n{% if enable_thinking is defined and "
+                     "enable_thinking is false %}<think>\n\n</think>\n\n{% else %}<think>\n{% endif %}{% endif %}")
+
+
+@pytest.fixture
+def thinking_model(tmp_path, smollm2_tokenizer) -> Path:
+    """A local tokenizer folder whose chat template opens <think> unless enable_thinking=false (Qwen3.5-4B's
+    generation-prompt branch, tests/reward_math/test_qwen3_5_template.py)."""
+    folder = tmp_path / "thinking_model"
+    smollm2_tokenizer.save_pretrained(folder)
+    config = {"actor_rollout_ref": {"model": {"path": str(folder), "custom_chat_template": THINKING_TEMPLATE}},
+              "data": {"apply_chat_template_kwargs": {}}}
+    assert preflight.generation_prompt(config).endswith("<|im_start|>assistant\n<think>\n")
+    return folder
+
+
+def _math_config(model: Path, opens_think: bool, **chat_kwargs) -> dict:
+    return {"actor_rollout_ref": {"model": {"path": str(model), "custom_chat_template": THINKING_TEMPLATE}},
+            "data": {"apply_chat_template_kwargs": chat_kwargs},
+            "reward": {"custom_reward_function": {"path": str(Path(__file__).parents[2] / "reward" / "math.py"),
+                                                  "reward_kwargs": {"prompt_opens_think": opens_think}}}}
+
+
+def test_math_reward_flag_that_disagrees_with_the_models_chat_template_is_reported(thinking_model):
+    (problem,) = reward_problems(_math_config(thinking_model, opens_think=False))
+    assert "ends inside <think>" in problem
+    assert problem.endswith("(reward.custom_reward_function.reward_kwargs.prompt_opens_think=true)")
+    assert reward_problems(_math_config(thinking_model, opens_think=True)) == []
+    assert reward_problems(_math_config(thinking_model, opens_think=False, enable_thinking=False)) == []
+    (problem,) = reward_problems(_math_config(thinking_model, opens_think=True, enable_thinking=False))
+    assert "does not end inside <think>" in problem and problem.endswith("prompt_opens_think=false)")
+
+
+def test_no_template_check_without_a_local_tokenizer(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert preflight.generation_prompt({"actor_rollout_ref": {"model": {"path": "org/not-cached"}}}) is None
+    assert reward_problems(_math_config(Path("/nonexistent/model"), opens_think=False)) == []

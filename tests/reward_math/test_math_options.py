@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reward.math_options import MathGradingOptions
+from reward.math_options import MathGradingOptions, prompt_opens_think
 
 
 def test_defaults_and_kwargs():
@@ -46,3 +46,17 @@ def test_the_math_recipe_sets_every_option():
         kwargs = yaml.safe_load(f)["reward"]["custom_reward_function"]["reward_kwargs"]
     assert set(kwargs) == {f.name for f in dataclasses.fields(MathGradingOptions)}
     assert MathGradingOptions.from_kwargs(kwargs) == MathGradingOptions()
+
+
+@pytest.mark.parametrize("prompt, opens", [
+    ("<|im_start|>assistant\n<think>\n", True),
+    ("<|im_start|>assistant\n<think>\n\n</think>\n\n", False),
+    ("<|im_start|>assistant\n", False),
+    ("Assistant: <think> earlier </think> then <think>", True),
+    ("<｜Assistant｜><think>\n", True),
+])
+def test_a_prompt_opens_think_when_its_last_think_is_unclosed(prompt, opens):
+    assert prompt_opens_think(prompt) is opens
+    problem = MathGradingOptions(prompt_opens_think=not opens).template_problem(prompt, "--grading-prompt-opens-think")
+    assert problem and problem.endswith(f"(--grading-prompt-opens-think={str(opens).lower()})")
+    assert MathGradingOptions(prompt_opens_think=opens).template_problem(prompt, "x") is None
