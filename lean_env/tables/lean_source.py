@@ -7,6 +7,10 @@ skipped), its atoms in order, its category (`term` for the notation forms) and i
 trimming whitespace (`Lean.Parser.symbol`); `&"…"` is a non-reserved symbol and adds no token; the signature ends at
 the category's `:` (`syntax`) or at `=>` (the others), outside parentheses. A `local` declaration is active only in
 its own file, so it is skipped; `scoped`/`scoped[NS]` ones are active only in a namespace that is open.
+
+`parser_definitions(text)` reads `@[cat_parser] def … := leading_parser …` definitions the same way (their atoms are
+the string literals Lean coerces to `symbol`), and `parser_attributes(text)` the `attribute [cat_parser] n` commands
+that add a parser declared elsewhere to a category, tokens included (`Lean.Parser.ParserAttribute.add`).
 """
 from __future__ import annotations
 
@@ -47,6 +51,7 @@ class Declaration:
     category: str              # `term` for notation/infix/prefix/postfix/binder_predicate
     scope: str                 # global, scoped or local
     leading_atom: bool         # whether the signature starts with an atom (Lean's `first` atom)
+    name: str = ""             # `(name := n)` of a syntax declaration, the defined name of a parser definition
 
 
 def _block_end(text: str, i: int) -> int:
@@ -174,8 +179,107 @@ def declarations(text: str) -> list[Declaration]:
         atoms = tuple(a.text.strip() for a in body if a.kind == "str" and a.text.strip())
         named = len(body) > 2 and body[0].kind == "word" and body[1].text == ":" and not body[1].spaced
         leading = body[2 if named else 0].kind == "str" if body else False   # `tk:"#conv "` names the atom
-        out.append(Declaration(t.text, atoms, category, scope, leading))
+        name = next((lex[j + 2].text for j in range(k + 1, first - 2)
+                     if lex[j].text == "name" and lex[j + 1].text == ":="), "")
+        out.append(Declaration(t.text, atoms, category, scope, leading, name))
         k = k_next
+    return out
+
+
+_PARSER_ATTR = re.compile(r"(?!builtin_)(\w+)_parser")
+# Functions whose `String` argument is a message, an antiquotation name or a non-reserved symbol, not a token
+# (`Lean.Parser.Basic`/`Extra`: their `ParserInfo` has no `collectTokens`, or they take no parser from the string).
+_NOT_TOKEN_HEADS = frozenset({"nonReservedSymbol", "nonReservedSymbolNoAntiquot", "checkColGt", "checkColGe",
+                              "checkColEq", "checkLineEq", "checkWsBefore", "checkNoWsBefore", "checkLinebreakBefore",
+                              "errorAtSavedPos", "notFollowedBy", "mkAntiquot", "mkAntiquotSplice"})
+_DEF_MODIFIERS = frozenset({"private", "protected", "noncomputable", "partial", "unsafe", "nonrec"})
+
+
+def _attributes(lex: list[Lexeme], k: int) -> tuple[list[tuple[str, str]], int]:
+    """`(category, scope)` of each `X_parser` attribute in the `@[…]` opening at `k`, and the index after `]`."""
+    depth, j, parts, part = 0, k + 2, [], []
+    while j < len(lex) and not (depth == 0 and lex[j].text == "]"):
+        t = lex[j]
+        depth += {"[": 1, "(": 1, "]": -1, ")": -1}.get(t.text, 0) if t.kind == "sym" else 0
+        if depth == 0 and t.text == ",":
+            parts, part = parts + [part], []
+        else:
+            part.append(t.text)
+        j += 1
+    return [a for a in map(_parser_attribute, parts + [part]) if a], j + 1
+
+
+def _parser_attribute(words: list[str]) -> tuple[str, str] | None:
+    """`(category, scope)` of one attribute instance (`scoped term_parser high`), None if no `X_parser`."""
+    scope = words[0] if words and words[0] in ("scoped", "local") else "global"
+    words = words[scope != "global":]
+    m = _PARSER_ATTR.fullmatch(words[0]) if words else None
+    return (m.group(1), scope) if m else None
+
+
+def _parser_atoms(body: list[Lexeme]) -> tuple[str, ...]:
+    """The tokens a `leading_parser` body adds (`Parser.info.collectTokens`): every `"…"` literal, trimmed, since a
+    string is coerced to `symbol` (and `unicodeSymbol "λ" "fun"` adds both), except the arguments of a function in
+    _NOT_TOKEN_HEADS (the head of the application the literal is an argument of) and `&"…"` (non-reserved)."""
+    atoms = []
+    for j, t in enumerate(body):
+        if t.kind != "str" or not t.text.strip():
+            continue
+        i, depth = j - 1, 0
+        while i >= 0:   # back to the application's head: over arguments and (…) groups, stop at an operator
+            b = body[i]
+            if b.kind == "sym" and b.text in ")]}":
+                depth += 1
+            elif b.kind == "sym" and b.text in "([{" and depth:
+                depth -= 1
+            elif not depth and (b.kind == "sym" or b.text == "fun"):
+                break
+            i -= 1
+        if body[i + 1].text.rsplit(".", 1)[-1] not in _NOT_TOKEN_HEADS:
+            atoms.append(t.text.strip())
+    return tuple(atoms)
+
+
+def parser_definitions(text: str) -> list[Declaration]:
+    """`@[cat_parser] def name := leading_parser[:prec] body` (or `trailing_parser`) definitions of one file, as
+    declarations of category `cat` whose atoms are `_parser_atoms(body)`; the body ends at the next line that starts
+    in column 0. `builtin_cat_parser` (core Lean's own, supplied by core.txt) is not read. Lean adds these tokens as
+    written (`Lean.Parser.ParserAttribute.add`): no leading identifier-like atom becomes non-reserved, so
+    `leading_atom` is False."""
+    lex, out, k = lexemes(text), [], 0
+    while k + 1 < len(lex):
+        if not (lex[k].text == "@" and lex[k + 1].text == "["):
+            k += 1
+            continue
+        attrs, k = _attributes(lex, k)
+        while k < len(lex) and lex[k].text in _DEF_MODIFIERS:
+            k += 1
+        if not attrs or k + 1 >= len(lex) or lex[k].text not in ("def", "abbrev"):
+            continue
+        name, j = lex[k + 1].text, k + 2
+        while j < len(lex) and lex[j].text != ":=" and j < k + 50:
+            j += 1
+        if j + 1 >= len(lex) or lex[j + 1].text not in ("leading_parser", "trailing_parser"):
+            continue
+        end = j + 2
+        while end < len(lex) and text[lex[end].start - 1:lex[end].start] not in ("\n", ""):
+            end += 1
+        atoms = _parser_atoms(lex[j + 2:end])
+        out.extend(Declaration(lex[j + 1].text, atoms, cat, scope, False, name) for cat, scope in attrs)
+        k = end
+    return out
+
+
+def parser_attributes(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """`(category, scope, names)` of each `attribute [cat_parser] n₁ n₂` command: it adds the parsers `nᵢ`, declared
+    elsewhere (a `local syntax (name := nᵢ)` too), to `cat` with their tokens (`Lean.Parser.ParserAttribute.add`)."""
+    out = []
+    for m in re.finditer(r"^(local |scoped )?attribute\s*\[([^\]]*)\]([^\n]*)", text, re.M):
+        names = tuple(m.group(3).split("--")[0].split())
+        for attr in m.group(2).split(","):
+            a = _parser_attribute(((m.group(1) or "").split()) + attr.split())
+            if a:
+                out.append((*a, names))
     return out
 
 

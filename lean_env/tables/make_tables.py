@@ -18,9 +18,17 @@ import argparse
 import json
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
-from lean_env.tables.lean_source import declarations, imports, leading_behaviour_categories
+from lean_env.tables.lean_source import (
+    Declaration,
+    declarations,
+    imports,
+    leading_behaviour_categories,
+    parser_attributes,
+    parser_definitions,
+)
 
 _ROOTS = ("Mathlib", "Aesop")           # what the trusted header imports
 _IDENT_LIKE = re.compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*")
@@ -94,8 +102,10 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path,
           lean4: tuple[Path, str] | None = None) -> tuple[dict, dict, list[str]]:
     """`(tokens, commands, header)` where tokens and commands map an entry to its scope.
 
-    With `lean4` (git dir, revision), core's `syntax`/`notation`/... declarations are scanned too; its builtin
-    parsers (`leading_parser "theorem "`) are not, so `core` still supplies those."""
+    Read are the syntax declarations, the `@[cat_parser] … leading_parser` definitions and the `attribute [cat_parser]`
+    commands of the import closure (`_scanned_declarations`). With `lean4` (git dir, revision), core's
+    `syntax`/`notation`/... declarations are scanned too; its builtin parsers (`@[builtin_command_parser] …
+    leading_parser "theorem "`) are not, so `core` still supplies those."""
     manifest = json.loads(_git(mathlib, "show", f"{commit}:lake-manifest.json"))
     revs = {p["name"]: (p["url"], p["rev"]) for p in manifest["packages"]}
     full = _git(mathlib, "rev-parse", commit).strip()
@@ -121,17 +131,32 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path,
         raise SystemExit(f"error: modules not found: {sorted(missing)[:5]} (pass their package with --package)")
     header.append(f"-- {len(scanned)} modules scanned: the import closure of {', '.join(_ROOTS)}")
     both = _CORE_BOTH.union(*(leading_behaviour_categories(modules[m]) for m in scanned))
-    for m in scanned:
-        for d in declarations(modules[m]):
-            if d.scope == "local" or not d.atoms:
-                continue
-            for k, atom in enumerate(d.atoms):
-                if k == 0 and d.leading_atom and d.category in both and _IDENT_LIKE.fullmatch(atom):
-                    continue   # a non-reserved symbol (`Lean.Elab.Term.toParserDescr.processAtom`)
-                _add(tokens, atom, d.scope)
-            if d.category == "command":
-                _add(commands, d.atoms[0], d.scope)
+    for d in _scanned_declarations([modules[m] for m in scanned]):
+        if d.scope == "local" or not d.atoms:
+            continue
+        for k, atom in enumerate(d.atoms):
+            if k == 0 and d.leading_atom and d.category in both and _IDENT_LIKE.fullmatch(atom):
+                continue   # a non-reserved symbol (`Lean.Elab.Term.toParserDescr.processAtom`)
+            _add(tokens, atom, d.scope)
+        if d.category == "command":
+            _add(commands, d.atoms[0], d.scope)
     return tokens, commands, header
+
+
+def _scanned_declarations(texts: list[str]) -> list[Declaration]:
+    """The syntax declarations and `@[cat_parser]` definitions of `texts`, plus, for each `attribute [cat_parser] n`,
+    the declaration named `n` (matched on its last component; a `local` one too) with the attribute's category and
+    scope: Lean adds that parser's tokens again, with the attribute's kind (`Lean.Parser.ParserAttribute.add`)."""
+    decls = [d for t in texts for d in (*declarations(t), *parser_definitions(t))]
+    named: dict[str, list[Declaration]] = {}
+    for d in decls:
+        named.setdefault(d.name.strip("«»"), []).append(d)
+    for t in texts:
+        for category, scope, names in parser_attributes(t):
+            for n in names:
+                decls += [replace(d, category=category, scope=scope)
+                          for d in named.get(n.rsplit(".", 1)[-1].strip("«»"), []) if d.name]
+    return decls
 
 
 def write(path: Path, table: dict[str, str], header: list[str]) -> None:

@@ -9,7 +9,7 @@ from lean_env import screen
 from lean_env.commands import COMMAND_KEYWORDS, split_commands
 from lean_env.lexer import lex
 from lean_env.tables import load
-from lean_env.tables.lean_source import declarations, imports
+from lean_env.tables.lean_source import declarations, imports, parser_attributes, parser_definitions
 from lean_env.tables.make_tables import main
 
 ST = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
@@ -86,6 +86,37 @@ def test_imports_read_the_header_only():
     assert imports("prelude\nimport A.B\nimport C\n/-- import D -/\ndef x := 1\nimport E") == ["A.B", "C"]
 
 
+PARSERS = """
+namespace Finsupp
+/-- `fun₀ | i => a` -/
+@[term_parser]
+def fun₀ := leading_parser:maxPrec
+  ppAllowUngrouped >> unicodeSymbol "λ₀" "fun₀" >> matchAlts
+
+@[inherit_doc, scoped command_parser high]
+def «want» := leading_parser
+  declModifiers false >> "want " >> declId >> sepBy1 ident ", " >>
+    checkColGt "not a token" >> nonReservedSymbol "soft" >> &"softer" >> optional (symbol " ⟶ ")
+
+@[tactic_parser] private def tac := leading_parser nonReservedSymbol "my_tac" >> notFollowedBy ("⋆" >> x) "msg"
+def helper : Parser := leading_parser "not_attributed"
+@[builtin_term_parser] def core := leading_parser "core_only"
+local syntax (name := stxOne) "one₀" term:arg : term
+"""
+
+
+def test_parser_definitions_read_the_tokens_lean_adds():
+    found = {(d.name, d.atoms, d.category, d.scope) for d in parser_definitions(PARSERS)}
+    assert found == {   # no message, non-reserved symbol, unattributed or builtin parser
+        ("fun₀", ("λ₀", "fun₀"), "term", "global"),
+        ("«want»", ("want", ",", "⟶"), "command", "scoped"),
+        ("tac", ("⋆",), "tactic", "global"),
+    }
+    assert ("stxOne", ("one₀",), "local") in {(d.name, d.atoms, d.scope) for d in declarations(PARSERS)}
+    assert parser_attributes("attribute [term_parser] Finsupp.stxOne -- why\nattribute [simp] x\n") == [
+        ("term", "global", ("Finsupp.stxOne",))]
+
+
 def _repo(path, files):
     subprocess.run(["git", "init", "-q", str(path)], check=True)
     for name, text in files.items():
@@ -124,6 +155,25 @@ def test_make_tables_scans_the_import_closure_at_the_manifest_commits(tmp_path):
         "#used\tglobal", "unif_hint\tglobal", "variables\tglobal"]
     assert [ln for ln in tokens.splitlines() if not ln.startswith("--")] == [
         "#used\tglobal", "unif_hint\tglobal", "variables\tglobal", "ε'\tscoped", "∑'\tglobal", "⊕⊕'\tglobal"]
+
+
+def test_make_tables_reads_parser_definitions_and_parser_attributes(tmp_path):
+    commit = _repo(tmp_path / "mathlib", {
+        "Mathlib.lean": "import Mathlib.Parsers\nimport Mathlib.Attr\n",
+        "Mathlib/Parsers.lean": PARSERS,
+        "Mathlib/Attr.lean": "import Mathlib.Parsers\nattribute [term_parser] Finsupp.stxOne\n",
+        "lake-manifest.json": json.dumps({"packages": []}),
+        "lean-toolchain": "leanprover/lean4:v4.9.0\n",
+    })
+    core = tmp_path / "core.txt"
+    core.write_text("-- core\n")
+    main(["--mathlib", str(tmp_path / "mathlib" / ".git"), "--commit", commit, "--core", str(core),
+          "--out", str(tmp_path)])
+    tokens = (tmp_path / "tokens.txt").read_text(encoding="utf-8")
+    assert [ln for ln in tokens.splitlines() if not ln.startswith("--")] == [
+        ",\tscoped", "fun₀\tglobal", "one₀\tglobal", "want\tscoped", "λ₀\tglobal", "⋆\tglobal", "⟶\tscoped"]
+    commands = (tmp_path / "commands.txt").read_text(encoding="utf-8")
+    assert [ln for ln in commands.splitlines() if not ln.startswith("--")] == ["want\tscoped"]
 
 
 def test_make_tables_scans_core_declarations_in_the_closure_given_a_lean4_clone(tmp_path):

@@ -1,6 +1,6 @@
 """The core part of the token and command tables (`lean_env/tables/core.txt`) against Lean v4.9.0-rc1, the toolchain of
 Mathlib 2f65ba7: words that became keywords only in later Lean stay identifiers, and atoms of packages'
-`@[…_parser] leading_parser` definitions (which the syntax-declaration scan does not read) are tokens."""
+`@[…_parser] leading_parser` definitions and `attribute [term_parser]` commands (read by make_tables) are tokens."""
 import pytest
 
 from lean_env.commands import COMMAND_KEYWORDS
@@ -35,3 +35,4 @@ def test_leading_parser_atoms_are_in_the_tables():
     tokens = load("tokens.txt")
     assert {"λ₀", "fun₀", "PiType"} <= set(tokens)      # Mathlib's `fun₀` (Finsupp) and `Π` (Delaborators)
     assert "proof_wanted" in COMMAND_KEYWORDS           # Batteries' `@[command_parser]`
+    assert {"single₀", "update₀"} <= set(tokens)        # `attribute [term_parser]` of a `local syntax` (DFinsupp)
