@@ -15,7 +15,7 @@ from typing import Any, Optional
 from verl.base_config import BaseConfig
 from verl.workers.config import FSDPActorConfig
 
-from sdpo_ext.loss import TOKEN_WEIGHTINGS
+from sdpo_ext.distill_weights import TOKEN_WEIGHTINGS
 from sdpo_ext.reprompt import RepromptConfig
 from sdpo_ext.routing import VARIANTS
 from sdpo_ext.teacher import TEACHER_MODES

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from sdpo_ext.loss import pass_rate_weights
+from sdpo_ext.distill_weights import pass_rate_weights
 
 VARIANTS = ("sdpo", "sc_sdpo", "srpo")
 

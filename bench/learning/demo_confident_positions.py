@@ -26,7 +26,7 @@ import torch
 
 from reward.addition import grade_reply
 from sdpo_data.addition_rows import addition_rows
-from sdpo_ext.loss import entropy, gather_logp
+from sdpo_ext.logprobs import entropy, gather_logp
 from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
 
 

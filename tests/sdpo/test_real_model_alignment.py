@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from sdpo_ext.loss import divergence, gather_logp
+from sdpo_ext.divergence import divergence
+from sdpo_ext.logprobs import gather_logp
 from sdpo_ext.packed_rows import response_logit_rows
 from sdpo_ext.reprompt import RepromptConfig, build_teacher_batch, render_prompt_ids
 

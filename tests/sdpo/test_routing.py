@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from sdpo_ext.loss import pass_rate_weights
+from sdpo_ext.distill_weights import pass_rate_weights
 from sdpo_ext.routing import group_pass_rates, sample_weights
 
 # two groups of 4: g0 has 1 success of 4 valid, g1 has 2 of 3 valid (one infra sample)
@@ -60,7 +60,7 @@ def test_pass_rate_weights_rejects_bad_input():
 
 
 def test_token_weights_by_hand():
-    from sdpo_ext.loss import token_weights
+    from sdpo_ext.distill_weights import token_weights
 
     h_t = torch.tensor([[0.5, 2.0, 1.0]])
     h_s = torch.tensor([[1.0, 1.0, 1.0]])
@@ -74,7 +74,7 @@ def test_token_weights_by_hand():
 
 
 def test_entropy_matches_definition():
-    from sdpo_ext.loss import entropy
+    from sdpo_ext.logprobs import entropy
 
     logits = torch.tensor([[0.0, 0.0, 0.0, 0.0], [10.0, 0.0, 0.0, 0.0]])
     h = entropy(logits, chunk_rows=1)
