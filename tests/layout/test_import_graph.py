@@ -1,11 +1,13 @@
 """Imports go down: each package imports only the packages below it (read from the source with ast, no import).
 
 sdpo_attempts (stdlib only) <- sdpo_ext (training); lean_env (Lean, no verl) <- reward <- sdpo_data <- sdpo_eval, and
-sdpo_eval also imports sdpo_attempts. Lazy imports inside functions count too.
+sdpo_eval also imports sdpo_attempts. Lazy imports inside functions count too. Inside sdpo_ext, the pure modules
+(PURE_SDPO) import only torch, the stdlib and each other.
 """
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,17 +22,24 @@ ALLOWED = {
     "sdpo_eval": {"sdpo_attempts", "lean_env", "reward", "sdpo_data"},
     "sdpo_ext": {"sdpo_attempts"},
 }
+# the pure core of sdpo_ext (docs/sdpo_math.md): torch, the stdlib and each other only, no verl
+PURE_SDPO = {"divergence", "logprobs", "loss", "distill_weights", "routing", "packed_rows", "teacher", "reprompt"}
 
 
-def imported_packages(path: Path) -> set[str]:
-    """Top-level names of every module that `path` imports (absolute imports; relative ones stay in the package)."""
+def imported_modules(path: Path) -> set[str]:
+    """Dotted names of every module that `path` imports (absolute imports; relative ones stay in the package)."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
+            names.add(node.module)
     return names
+
+
+def imported_packages(path: Path) -> set[str]:
+    """Top-level names of every module that `path` imports."""
+    return {name.split(".")[0] for name in imported_modules(path)}
 
 
 @pytest.mark.parametrize("package", sorted(ALLOWED))
@@ -50,3 +59,11 @@ def test_the_graph_check_sees_lazy_imports(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from sdpo_ext.trainer import SDPOTrainer\n    import reward.lean\n")
     assert imported_packages(module) == {"sdpo_ext", "reward"}
+
+
+@pytest.mark.parametrize("module", sorted(PURE_SDPO))
+def test_the_pure_sdpo_modules_import_only_torch_the_stdlib_and_each_other(module):
+    allowed = {f"sdpo_ext.{name}" for name in PURE_SDPO}
+    wrong = {name for name in imported_modules(ROOT / "sdpo_ext" / f"{module}.py")
+             if name.split(".")[0] not in sys.stdlib_module_names | {"torch"} and name not in allowed}
+    assert not wrong, sorted(wrong)
