@@ -13,8 +13,11 @@ The REPL pool lives in `lean_env.testing.kimina_pool`. Observable behaviour kept
 - all snippets of a request run concurrently; the first snippet that finds no free REPL within `max_wait_s`
   makes the WHOLE request 429, one whose REPL crashes makes it 500 {"detail": "JSON decode error"}; the other
   snippets of that request keep running on the server (their REPLs stay busy) but their answers are lost;
-- `/api/check` rows: {id, time, response} or {id, time, error} (None fields dropped); `/verify` rows:
-  {custom_id, response: {…, time}} or {custom_id, error} (an error row carries no time);
+- `infotree` (`infotree_type` on `/verify`) is null or one of full|tactics|original|substantive, `debug`/`reuse`/
+  `disable_cache` are pydantic lax bools; anything else is 422 (the double does not produce infotrees);
+- `/api/check` rows: {id, time, response} or {id, time, error, diagnostics} (None fields dropped; `debug` adds
+  diagnostics to every row); `/verify` rows: {custom_id, response: {…, time}} or {custom_id, error} (an error row
+  carries no time, no row carries diagnostics);
 - a client that stops waiting (HTTP timeout) cancels its request's runs; their REPLs are killed (the 499 path).
 Test hooks (not server behaviour): `restart(down_s)` drops every REPL, fails the requests in flight with a
 closed connection and refuses connections for `down_s` simulated seconds; `faults` is a queue of whole-request
@@ -33,6 +36,20 @@ from lean_env.testing.kimina_pool import NoFreeRepl, ReplCrash, ReplPool
 from lean_env.testing.semantics import Rule
 
 _HEALTH = ("/health", "/health/", "/")
+_INFOTREES = (None, "full", "tactics", "original", "substantive")
+_TRUE = (True, 1, "1", "true", "t", "yes", "y", "on")    # pydantic v2 lax bool (strings case-insensitive)
+_FALSE = (False, 0, "0", "false", "f", "no", "n", "off")
+
+
+def _bool_field(body: dict, key: str, default: bool, loc: tuple) -> tuple[bool, dict | None]:
+    value = body.get(key, default)
+    probe = value.lower() if isinstance(value, str) else value   # 1 == 1.0 == True: ints and floats 0/1 pass
+    if probe in _TRUE:
+        return True, None
+    if probe in _FALSE:
+        return False, None
+    return default, {"type": "bool_parsing", "loc": [*loc, key], "input": value,
+                     "msg": "Input should be a valid boolean, unable to interpret input"}
 _ROUTES = ("/api/check", "/api/check/", "/verify", "/one_pass_verify_batch")
 
 
@@ -59,20 +76,30 @@ def _int_field(body: dict, key: str, default: int, loc: tuple) -> tuple[int | No
     return number, None
 
 
-def _validate(path: str, body: Any) -> tuple[list[tuple[str, str | None]], int, bool, list[dict]]:
-    """Request body -> (snippets [(id, code)], timeout, reuse, errors); code None: a /verify item without content."""
+def _validate(path: str, body: Any) -> tuple[list[tuple[str, str | None]], int, bool, bool, list[dict]]:
+    """Request body -> (snippets [(id, code)], timeout, reuse, debug, errors); code None: a /verify item without
+    content."""
     loc = ("body",)
     if not isinstance(body, dict):
-        return [], 0, True, [{"type": "model_attributes_type", "loc": list(loc), "msg": "Input should be an object"}]
+        return [], 0, True, False, [{"type": "model_attributes_type", "loc": list(loc),
+                                     "msg": "Input should be an object"}]
     errors: list[dict] = []
-    if path.startswith("/api/check"):
-        timeout, err = _int_field(body, "timeout", 30, loc)
-        list_key, id_key, code_keys, reuse = "snippets", "id", ("code",), body.get("reuse", True)
-    else:
-        timeout, err = _int_field(body, "timeout", 300, loc)
-        list_key, id_key, code_keys = "codes", "custom_id", ("proof", "code")
-        reuse = not body.get("disable_cache", False)
+    checked = path.startswith("/api/check")
+    timeout, err = _int_field(body, "timeout", 30 if checked else 300, loc)
     errors += [err] if err else []
+    if checked:
+        list_key, id_key, code_keys, tree_key = "snippets", "id", ("code",), "infotree"
+        reuse, err = _bool_field(body, "reuse", True, loc)
+        errors += [err] if err else []
+        debug, err = _bool_field(body, "debug", False, loc)
+    else:
+        list_key, id_key, code_keys, tree_key, debug = "codes", "custom_id", ("proof", "code"), "infotree_type", False
+        no_cache, err = _bool_field(body, "disable_cache", False, loc)
+        reuse = not no_cache
+    errors += [err] if err else []
+    if body.get(tree_key) not in _INFOTREES:
+        errors.append({"type": "enum", "loc": [*loc, tree_key], "input": body.get(tree_key),
+                       "msg": "Input should be 'full', 'tactics', 'original' or 'substantive'"})
     items = body.get(list_key)
     snippets: list[tuple[str, str | None]] = []
     if not isinstance(items, list):
@@ -98,7 +125,7 @@ def _validate(path: str, body: Any) -> tuple[list[tuple[str, str | None]], int, 
         elif len({s for s, _ in snippets}) != len(snippets):
             errors.append({"type": "value_error", "loc": list(loc),
                            "msg": "Value error, `snippets` must have unique ids"})
-    return snippets, timeout or 0, bool(reuse), errors
+    return snippets, timeout or 0, reuse, debug, errors
 
 
 @dataclass
@@ -167,17 +194,17 @@ class FakeKimina:
             body = json.loads(request.content)
         except ValueError:
             return _detail(422, [{"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error"}])
-        snippets, timeout, reuse, errors = _validate(path, body)
+        snippets, timeout, reuse, debug, errors = _validate(path, body)
         if errors:
             return _detail(422, errors)
         self.requests.append(body)
         if any(code is None for _, code in snippets):   # `Code.get_proof_content` raises: an unhandled ValueError
             return httpx.Response(500, text="Internal Server Error")
-        return await self._run(path, snippets, float(timeout), reuse)
+        return await self._run(path, snippets, float(timeout), reuse, debug)
 
-    async def _run(self, path: str, snippets: list, timeout: float, reuse: bool) -> httpx.Response:
+    async def _run(self, path: str, snippets: list, timeout: float, reuse: bool, debug: bool) -> httpx.Response:
         generation = self._generation
-        tasks = [asyncio.ensure_future(self.pool.run_one(i, code, timeout, reuse)) for i, code in snippets]
+        tasks = [asyncio.ensure_future(self.pool.run_one(i, code, timeout, reuse, debug)) for i, code in snippets]
         failure: httpx.Response | None = None
         try:
             rows = await asyncio.gather(*tasks)   # the first failure fails the request; the others run on

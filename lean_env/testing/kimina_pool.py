@@ -13,13 +13,17 @@ Observable behaviour kept:
   a timed-out REPL is killed;
 - a REPL that dies (EOF) or prints non-JSON raises `ReplCrash` ("JSON decode error"), which the route turns
   into HTTP 500 for the whole request; the REPL is killed;
-- `time` is the body's wall time, rounded to 6 digits; with `max_uses` > 0 a REPL retires after that many bodies.
+- `time` is the body's wall time, rounded to 6 digits; with `max_uses` >= 0 a REPL retires after that many bodies
+  (the header is not counted: `Repl.exhausted`);
+- a timed-out row always carries `diagnostics: {"repl_uuid": <hex>}`; with `debug` a row that ran carries
+  `{"repl_uuid": <dashed uuid>, "cpu_max", "memory_max"}` (`routers/check.py`, `Repl.send`).
 Time is simulated: a simulated second lasts `time_scale` real seconds, and the answers report simulated seconds.
 """
 from __future__ import annotations
 
 import asyncio
 import itertools
+import uuid
 from dataclasses import dataclass, field
 
 from lean_env.testing.semantics import FakeLean, Rule
@@ -50,6 +54,7 @@ class FakeRepl:
     header: str
     lean: FakeLean
     uid: int
+    uuid: uuid.UUID = field(default_factory=uuid.uuid4)
     started: bool = False
     uses: int = 0
     last_used: float = 0.0
@@ -117,7 +122,7 @@ class ReplPool:
             if repl in self.busy:
                 self.busy.discard(repl)
                 repl.last_used = asyncio.get_running_loop().time()
-                if keep and not (self.max_uses > 0 and repl.uses >= self.max_uses):
+                if keep and not (self.max_uses >= 0 and repl.uses >= self.max_uses):
                     self.free.append(repl)
             cond.notify(1)
 
@@ -127,7 +132,7 @@ class ReplPool:
     async def destroy(self, repl: FakeRepl) -> None:
         await self._drop(repl, keep=False)
 
-    async def run_one(self, snippet_id: str, code: str, timeout: float, reuse: bool) -> dict:
+    async def run_one(self, snippet_id: str, code: str, timeout: float, reuse: bool, debug: bool = False) -> dict:
         """One snippet -> a ReplResponse dict {id, time, error | response}; raises NoFreeRepl or ReplCrash."""
         header, body, shift = split_snippet(code)
         repl = await self.get(header, reuse)
@@ -138,7 +143,7 @@ class ReplPool:
                     if self.import_s > timeout:
                         await self._sleep(timeout)
                         await self.destroy(repl)
-                        return {"id": snippet_id, "time": timeout,
+                        return {"id": snippet_id, "time": timeout, "diagnostics": {"repl_uuid": repl.uuid.hex},
                                 "error": f"Lean REPL header command timed out in {timeout} seconds"}
                     await self._sleep(self.import_s)
                     repl.lean.command(header, None)   # the header becomes env 0
@@ -149,7 +154,8 @@ class ReplPool:
             if fx.action == "hang" or duration > timeout:
                 await self._sleep(timeout)
                 await self.destroy(repl)
-                return {"id": snippet_id, "time": timeout, "error": f"Lean REPL command timed out in {timeout} seconds"}
+                return {"id": snippet_id, "time": timeout, "diagnostics": {"repl_uuid": repl.uuid.hex},
+                        "error": f"Lean REPL command timed out in {timeout} seconds"}
             await self._sleep(duration)
             if fx.action in ("crash", "garbage"):
                 await self.destroy(repl)
@@ -160,7 +166,10 @@ class ReplPool:
             await asyncio.shield(self.destroy(repl))
             raise
         _shift(resp, shift)
-        return {"id": snippet_id, "time": round(duration, 6), "response": resp}
+        row = {"id": snippet_id, "time": round(duration, 6), "response": resp}
+        if debug:
+            row["diagnostics"] = {"repl_uuid": str(repl.uuid), "cpu_max": 0.0, "memory_max": 0}
+        return row
 
 
 def _shift(resp: dict, offset: int) -> None:

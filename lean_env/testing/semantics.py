@@ -19,6 +19,15 @@ value's position;
 `#eval Lean.versionString` answers the configured `lean_version` as Lean does (`"4.9.0"`, an info message);
 `#print "text"` prints `text` as an info message at `#print`, as Lean's `elabPrint` does (`logInfoAt tk s.getString`,
 Lean/Elab/Print.lean; escapes are not decoded here).
+Version-dependent protocol details follow `lean_version` (the REPL tag equals the Lean toolchain), as
+leanprover-community/repl's own tests show at v4.9.0 and at master: tactic answers carry `proofStatus` from v4.19
+(repl 4a7e8af); `unknown identifier 'x'` became ``Unknown identifier `x` `` at v4.23 (repl 8e951c4); the sorry
+warning's quote changed at v4.28 (repl 08ef67a); `{"path", "env"}` honours `env` from v4.22 (repl cbf2ca9).
+Requests are decoded as the REPL's derived `FromJson` does: a form matches only when its fields have the right
+types (`env`/`proofState` natural numbers or absent/null, texts strings), so `{"cmd": 5}` or `{"env": -1}` match
+no form and kill the process, as a malformed request does. Pickling keeps the counters of repl's `Main.lean`:
+`pickleTo`+`env` answers `{"env": n}` without a new env; unpickling an env makes a new env; pickling or unpickling
+a proof state makes a new proof state; the pickle file holds the double's declarations, not an .olean.
 """
 from __future__ import annotations
 
@@ -87,6 +96,23 @@ def load_rules(spec: str | list | None) -> list[Rule]:
     return rules
 
 
+def version_tuple(version: str) -> tuple[int, ...]:
+    """'4.9.0' / 'v4.28.0-rc1' -> (4, 9, 0) / (4, 28, 0)."""
+    return tuple(int(x) for x in re.findall(r"\d+", version.split("-")[0])[:3])
+
+
+def _nat(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _opt_nat(req: dict, key: str) -> bool:
+    return req.get(key) is None or _nat(req[key])
+
+
+def _texts(req: dict, *keys: str) -> bool:
+    return all(isinstance(req.get(k), str) for k in keys)
+
+
 def _pos(text: str, offset: int) -> dict:
     line = text.count("\n", 0, offset) + 1
     return {"line": line, "column": offset - (text.rfind("\n", 0, offset) + 1)}
@@ -101,31 +127,68 @@ class FakeLean:
     """Per-process state: env and proofState counters and the declarations of each env."""
 
     rules: list[Rule] = field(default_factory=list)
-    sorry_quote: str = "`"            # "'" before Lean v4.28
+    sorry_quote: str | None = None    # None: "'" before Lean v4.28, "`" from v4.28
     lean_version: str = "4.9.0"       # what `#eval Lean.versionString` answers (Lean.versionString, no `v`)
     envs: list[dict[str, tuple[str, ...]]] = field(default_factory=list)
     env_axioms: list[set[str]] = field(default_factory=list)
     proof_states: int = 0
 
+    def __post_init__(self) -> None:
+        if self.sorry_quote is None:
+            self.sorry_quote = "'" if self._before(4, 28) else "`"
+
+    def _before(self, major: int, minor: int) -> bool:
+        return version_tuple(self.lean_version) < (major, minor)
+
+    def _proof_step(self) -> dict:
+        """A new proof state's answer (the double has no goals: every step completes the proof)."""
+        self.proof_states += 1
+        out: dict[str, Any] = {"proofState": self.proof_states - 1, "goals": []}
+        if not self._before(4, 19):
+            out["proofStatus"] = "Completed"
+        return out
+
     def handle(self, req: Any) -> tuple[dict, Effects]:
         """Answer one decoded request (forms in the REPL's precedence order)."""
         if not isinstance(req, dict):
             raise ValueError("request is not a JSON object")
-        if "tactic" in req and "proofState" in req:
-            if not isinstance(req["proofState"], int) or not 0 <= req["proofState"] < self.proof_states:
+        if _texts(req, "tactic") and _nat(req.get("proofState")):
+            if req["proofState"] >= self.proof_states:
                 return {"message": "Unknown proof state."}, Effects()
-            self.proof_states += 1
-            return {"proofStatus": "Completed", "proofState": self.proof_states - 1, "goals": []}, Effects()
-        if any(k in req for k in ("pickleTo", "unpickleEnvFrom", "unpickleProofStateFrom")):
-            return {"message": "Lean error:\npickling is not supported by the fake REPL"}, Effects()
-        if "cmd" in req:
-            return self.command(str(req["cmd"]), req.get("env"))
-        if "path" in req:
+            return self._proof_step(), Effects()
+        if _texts(req, "pickleTo") and _nat(req.get("env")):
+            if req["env"] >= len(self.envs):
+                return {"message": "Unknown environment."}, Effects()
+            with open(req["pickleTo"], "w") as f:
+                json.dump({"decls": self.envs[req["env"]], "axioms": sorted(self.env_axioms[req["env"]])}, f)
+            return {"env": req["env"]}, Effects()
+        if _texts(req, "unpickleEnvFrom"):
+            try:
+                saved = json.load(open(req["unpickleEnvFrom"]))
+            except (OSError, ValueError) as e:   # the REPL does not catch this: the process dies
+                raise ValueError(f"unpickling failed: {e}") from None
+            return {"env": self._new_env({k: tuple(v) for k, v in saved["decls"].items()},
+                                         set(saved["axioms"]))}, Effects()
+        if _texts(req, "pickleTo") and _nat(req.get("proofState")):
+            if req["proofState"] >= self.proof_states:
+                return {"message": "Unknown proof State."}, Effects()   # sic, capital S in repl's Main.lean
+            with open(req["pickleTo"], "w") as f:
+                json.dump({"proofState": req["proofState"]}, f)
+            return self._proof_step(), Effects()
+        if _texts(req, "unpickleProofStateFrom") and _opt_nat(req, "env"):
+            if req.get("env") is not None and req["env"] >= len(self.envs):
+                return {"message": "Unknown environment."}, Effects()
+            if not os.path.exists(req["unpickleProofStateFrom"]):
+                raise ValueError(f"no such file {req['unpickleProofStateFrom']}")
+            return self._proof_step(), Effects()
+        if _texts(req, "cmd") and _opt_nat(req, "env"):
+            return self.command(req["cmd"], req.get("env"))
+        if _texts(req, "path") and _opt_nat(req, "env"):
             try:
                 text = open(req["path"]).read()
             except OSError as e:
-                return {"message": f"Lean error:\n{e}"}, Effects()
-            return self.command(text, req.get("env"))
+                return {"message": str(e)}, Effects()
+            return self.command(text, None if self._before(4, 22) else req.get("env"))
         raise ValueError("could not parse as a valid JSON command")
 
     def _new_env(self, decls: dict, axioms: set) -> int:
@@ -133,8 +196,8 @@ class FakeLean:
         self.env_axioms.append(axioms)
         return len(self.envs) - 1
 
-    def command(self, text: str, env: Any) -> tuple[dict, Effects]:
-        if env is not None and (not isinstance(env, int) or not 0 <= env < len(self.envs)):
+    def command(self, text: str, env: int | None) -> tuple[dict, Effects]:
+        if env is not None and not 0 <= env < len(self.envs):
             return {"message": "Unknown environment."}, Effects()
         decls = dict(self.envs[env]) if env is not None else {}
         axioms = set(self.env_axioms[env]) if env is not None else set()
@@ -203,11 +266,12 @@ class FakeLean:
                 messages.append(_msg("info", pos, end, data))
             else:
                 messages.append(_msg("error", {"line": pos["line"], "column": 15}, end, f"Unknown constant `{name}`"))
-        for m in _CHECK.finditer(text):
-            name, pos = m.group(1), _pos(text, m.start(1))
+        for m in _CHECK.finditer(text):   # info at the `#check` keyword, an unknown name's error at the name
+            name, pos, at = m.group(1), _pos(text, m.start(1)), _pos(text, m.start())
             end = {"line": pos["line"], "column": pos["column"] + len(name)}
-            messages.append(_msg("info", pos, end, f"{name} : Prop") if name in decls
-                            else _msg("error", pos, end, f"Unknown identifier `{name}`"))
+            unknown = f"unknown identifier '{name}'" if self._before(4, 23) else f"Unknown identifier `{name}`"
+            messages.append(_msg("info", at, {"line": at["line"], "column": at["column"] + 6}, f"{name} : Prop")
+                            if name in decls else _msg("error", pos, end, unknown))
         signatures = {m.group(1): " ".join(m.group(2).split()) for m in _SIGNATURE.finditer(text)}
         for m in _STATEMENT_CHECK.finditer(text):
             reference, value, name = m.group(1), m.group(2), m.group(3)

@@ -97,7 +97,8 @@ def test_no_free_repl_within_max_wait_is_429_for_the_whole_request():
 def test_header_import_shares_the_request_timeout():
     s = FakeKimina(import_s=10.0, time_scale=0.001)
     (row,) = check(s, [{"id": "a", "code": CODE}], timeout=5).json()["results"]
-    assert row == {"id": "a", "time": 5.0, "error": "Lean REPL header command timed out in 5.0 seconds"}
+    uuid = row.pop("diagnostics")["repl_uuid"]   # timeout rows always name the REPL (routers/check.py)
+    assert row == {"id": "a", "time": 5.0, "error": "Lean REPL header command timed out in 5.0 seconds"} and uuid
     (row,) = check(s, [{"id": "a", "code": CODE}], timeout=15).json()["results"]
     assert "response" in row and row["time"] == 0.0   # `time` is the body's only
 

@@ -9,6 +9,7 @@ import pytest
 
 from lean_env.testing.leanjson import pretty
 
+MASTER = ["--lean-version", "4.33.0"]   # the transcripts are repl master's (toolchain v4.33.0-rc2)
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures", "lean_repl")
 PAIRS = sorted(p[: -len(".expected.out")]
                for p in glob.glob(os.path.join(FIXTURES, "**", "*.expected.out"), recursive=True))
@@ -39,7 +40,7 @@ def test_framing_and_env_counters_match_real_transcripts():
         if any(k in request_text for k in ("pickle", '"path"')):
             continue
         expected = [json.loads(b) for b in _blocks(open(base + ".expected.out").read())]
-        run = subprocess.run([sys.executable, "-m", "lean_env.testing.fake_repl"], input=request_text,
+        run = subprocess.run([sys.executable, "-m", "lean_env.testing.fake_repl", *MASTER], input=request_text,
                              capture_output=True, text=True, timeout=60)
         assert run.returncode == 0, (base, run.stderr)
         assert run.stdout.endswith("\n\n") or not run.stdout
@@ -63,7 +64,7 @@ def test_malformed_json_exits_nonzero_with_nothing_on_stdout():
 
 def test_line_joining_and_comment_skipping():
     text = '-- a comment request\n\n{"cmd": "theorem foo : 1 = 1 := by\nsorry"}\n\n{"cmd": "def x := 1", "env": 0}\n'
-    run = subprocess.run([sys.executable, "-m", "lean_env.testing.fake_repl"], input=text,
+    run = subprocess.run([sys.executable, "-m", "lean_env.testing.fake_repl", *MASTER], input=text,
                          capture_output=True, text=True, timeout=30)
     got = [json.loads(b) for b in _blocks(run.stdout)]
     assert [g["env"] for g in got] == [0, 1]
