@@ -307,6 +307,22 @@ def test_every_recipe_writes_to_its_own_run_folder():
     assert {key: names for key, names in folders.items() if len(names) > 1} == {}
 
 
+def test_every_recipe_installs_the_start_up_checks_and_sizes_transfer_queue_to_the_host():
+    """The runtime part: without it a run skips the pre-flight (a GPU-less host starts Ray and waits) and keeps verl's
+    8 TransferQueue units (a small host hangs)."""
+    recipes = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "recipes" / "recipe").glob("*.yaml"))
+    missing = []
+    for name in recipes:
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=VERL_CONFIG_DIR, version_base=None):
+            cfg = compose(config_name="ppo_trainer", overrides=[f"+recipe={name}"], return_hydra_config=True)
+        callback = OmegaConf.select(cfg, "hydra.callbacks.sdpo_lean_startup._target_")
+        units = OmegaConf.to_container(cfg.transfer_queue.backend.SimpleStorage)["num_data_storage_units"]
+        if callback != "sdpo_ext.startup_checks.StartupChecks" or "sdpo.tq_storage_units" not in str(units):
+            missing.append(name)
+    assert len(recipes) >= 20 and missing == []
+
+
 LEAN_RECIPES = [f"{a}_{m}" for a in ("sdpo", "grpo", "srpo", "sc_sdpo") for m in sorted(MODELS) + ["toy_lean"]]
 
 
