@@ -279,14 +279,15 @@ def test_a_model_that_cannot_load_is_one_error_line_and_its_empty_log_does_not_b
     assert len(log.read_text().splitlines()) == 1 + len(PROBLEMS)
 
 
-def test_a_chat_template_that_opens_think_needs_the_grading_flag(tmp_path, engines, capsys, smollm2_tokenizer):
+def test_a_chat_template_that_opens_think_needs_the_grading_flag(tmp_path, engines, capsys, smollm2_tokenizer,
+                                                                 monkeypatch):
     """A real tokenizer whose template ends the prompt inside <think> (Qwen3.5-4B's generation-prompt branch): without
     --grading-prompt-opens-think true every reply would be graded from its thinking, so the run stops before
     generating; with it, it runs."""
     from tests.plugin.test_preflight import THINKING_TEMPLATE
 
     table, _ = engines
-    smollm2_tokenizer.chat_template = THINKING_TEMPLATE
+    monkeypatch.setattr(smollm2_tokenizer, "chat_template", THINKING_TEMPLATE)  # the tokenizer is session-wide
     table["model_a"].tokenizer = smollm2_tokenizer
     src = _write(tmp_path / "m.jsonl", PROBLEMS[:1])
     assert math_eval.main(["--model", "model_a", "--input", src]) == 2
