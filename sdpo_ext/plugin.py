@@ -5,7 +5,8 @@ Registers, idempotently:
 - the advantage estimator `grpo_valid` (GRPO that ignores infra-masked samples);
 - the attention `sdpa_varlen` (sdpo_ext.varlen_attention) in transformers' AttentionInterface, with transformers'
   flash-attention mask function, so `actor_rollout_ref.model.override_config.attn_implementation=sdpa_varlen` runs
-  verl's packed (remove-padding) path without flash-attn;
+  verl's packed (remove-padding) path without flash-attn; and `fa4_varlen` (sdpo_ext.fa4_attention), flash-attn-4's
+  varlen kernel with integer length bounds, which transformers' own `flash_attention_4` path breaks on Hopper;
 - a guard policy loss `sdpo`, which only fails loudly: the SDPO loss runs through our worker's loss hook;
 - `SDPOTrainer` as verl's v1 "sync" trainer (done by `sdpo_ext.trainer` itself, which this imports). It is
   PPOTrainerSync plus attempt logging, infra masking and TTRL stop-on-success for every run, and the SDPO teacher
@@ -33,20 +34,11 @@ def _sdpo_policy_loss_guard(*args, **kwargs):
     )
 
 
-def register_attention() -> None:
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, flash_attention_mask
-
-    from sdpo_ext.varlen_attention import ATTN_IMPLEMENTATION, varlen_sdpa_attention
-
-    AttentionInterface.register(ATTN_IMPLEMENTATION, varlen_sdpa_attention)
-    AttentionMaskInterface.register(ATTN_IMPLEMENTATION, flash_attention_mask)
-
-
 def register() -> None:
     from verl.trainer.ppo import core_algos
 
     from sdpo_ext.advantage import grpo_valid_advantage
+    from sdpo_ext.attention_registry import register_attention
     from sdpo_ext.resolvers import register_resolvers
 
     register_resolvers()

@@ -1,6 +1,6 @@
 """Packed-sequence parity of an attention implementation at a real model shape (issue 30), on the GPU machine.
 
-    python bench/step_time/packed_parity.py --attention flash_attention_4 --shape qwen3_1p7b \\
+    python bench/step_time/packed_parity.py --attention fa4_varlen --shape qwen3_1p7b \\
         --out $OUT/packed_parity_fa4.json
 
 A random-weight model of the shape (`SHAPES`) computes several sequences of different lengths two ways:
@@ -91,7 +91,9 @@ def gaps(logits_a, grads_a, logits_b, grads_b) -> dict[str, float]:
 def measure(attention: str, shape: str, lengths: list[int], device: str, dtype: torch.dtype, repeats: int) -> dict:
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    import sdpo_ext.plugin  # noqa: F401  (registers sdpa_varlen, as `import verl` does in verl's workers)
+    from sdpo_ext.attention_registry import register_attention
+
+    register_attention()  # sdpa_varlen and fa4_varlen, as `import verl` does in verl's workers (needs no verl)
 
     torch.manual_seed(0)
     model = Qwen3ForCausalLM(Qwen3Config(**SHAPES[shape], attn_implementation="sdpa")).to(device, dtype)
@@ -125,7 +127,8 @@ def measure(attention: str, shape: str, lengths: list[int], device: str, dtype: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--attention", required=True, help="flash_attention_4, flash_attention_2, sdpa_varlen, sdpa")
+    parser.add_argument("--attention", required=True,
+                        help="fa4_varlen, flash_attention_2, flash_attention_4, sdpa_varlen, sdpa")
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen3_1p7b")
     parser.add_argument("--lengths", type=int, nargs="+", default=[2300, 900, 3100, 1500],
                         help="tokens per packed sequence (default: about the 2K-reply rows of the step benchmark)")

@@ -10,7 +10,7 @@
 #                                                 (the token ids and generation times of that job; saves ~200 s)
 #   T0=<call start, epoch s> bash bench/step_time/run_step_phases.sh start   generate (reuse with ROLLOUTS_FROM), launch, and
 #                                                 wait until T0 + CALL_S (570): the first call does it all
-# ATTENTION=flash_attention_4: every algorithm packed (dynamic batch size, step_phases.PACKED_TOKENS per micro-batch)
+# ATTENTION=fa4_varlen: every algorithm packed (dynamic batch size, step_phases.PACKED_TOKENS per micro-batch)
 # Files live in $WORK (kept between device calls); what a call should bring back is copied to $OUT.
 # Summarise with: python bench/step_time/step_time_fair.py --phases <unpacked folder> --call "<what ran>" [--phases ... --call ...]
 set -uo pipefail

@@ -18,8 +18,9 @@ the others keep the screen's real feedback on their text). With the default 4 of
 Configuration (every algorithm): the recipe, plus either `FAST` (one sequence per micro-batch with padding removed,
 torch's SDPA with its causal flash kernel and no mask: the issue-18 figures) or, with `--attention`, the path users
 run (`packed`): dynamic batch size, up to PACKED_TOKENS tokens packed per micro-batch, kept apart by that attention
-(flash_attention_4 on the H200, which has no flash-attn 2 build). `grpo_fused` adds verl's fused log-prob kernels,
-which the SDPO family cannot use (its loss reads the logits), with verl's default torch implementation;
+(fa4_varlen on the H200, which has no flash-attn 2 build; transformers' flash_attention_4 fails there when
+packed). `grpo_fused` adds verl's fused log-prob kernels, which the SDPO family cannot use (its loss reads the
+logits), with verl's default torch implementation;
 `grpo_fused_triton` with its triton one. `sdpo_shared_prefix` computes each group's shared teacher-prompt prefix once
 (sdpo_ext.shared_prefix).
 """
@@ -57,7 +58,7 @@ PACKED_TOKENS = 26624  # the Kimina 1.7B recipe's dynamic-batch cap at its own b
 
 def packed(attention: str, tokens: int = PACKED_TOKENS) -> tuple[str, ...]:
     """The path users run: padding removed, dynamic batch size, several sequences packed per micro-batch up to
-    `tokens`, kept apart by `attention` (flash_attention_4 on the H200; sdpa_varlen on CPU)."""
+    `tokens`, kept apart by `attention` (fa4_varlen on the H200; sdpa_varlen on CPU)."""
     return (
         f"+actor_rollout_ref.model.override_config.attn_implementation={attention}",
         "actor_rollout_ref.actor.use_dynamic_bsz=true",
@@ -187,7 +188,7 @@ def main() -> None:
                              "(--iters is ignored)")
     parser.add_argument("--attention", default=None,
                         help="pack sequences (dynamic batch size, PACKED_TOKENS per micro-batch) with this "
-                             "attn_implementation (flash_attention_4, sdpa_varlen, sdpa); default: FAST")
+                             "attn_implementation (fa4_varlen, sdpa_varlen, sdpa); default: FAST")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 

@@ -1,4 +1,4 @@
-"""Summarise a packed step-time job (`ATTENTION=flash_attention_4 bench/step_time/run_step_phases.sh start`, issue 30)
+"""Summarise a packed step-time job (`ATTENTION=fa4_varlen bench/step_time/run_step_phases.sh start`, issue 30)
 into step_time_packed.{json,png}: the configuration users run (padding removed, dynamic batch size, several sequences
 per micro-batch), each family's step at its fastest configuration, the ratios to the same job's GRPO, the phases and the
 peak memory.

@@ -194,3 +194,21 @@ def test_transformers_sdpa_also_keeps_packed_sequences_apart_in_verls_engine(mod
     assert max(many.samples_per_micro_batch) >= 2
     assert_same_per_token(many.log_probs, one.log_probs, "update log-probs", 8)
     assert_same_grads(many.grads, one.grads)
+
+
+def test_fa4_varlen_keeps_packed_sequences_apart_in_verls_engine(model_dir, smollm2_tokenizer, cpu, monkeypatch):
+    """`fa4_varlen` through verl's real engine, its kernel replaced by the torch stand-in of flash-attn's varlen
+    contract (tests/sdpo/test_fa4_attention.py): verl's packed rows reach it with their position ids, and SDPO's step
+    (student and teacher forwards) equals the one-sequence step. The kernel itself needs Hopper or Blackwell."""
+    from sdpo_ext import fa4_attention
+    from tests.sdpo.test_fa4_attention import StandIn
+
+    kernel = StandIn()
+    monkeypatch.setattr(fa4_attention, "_kernel", lambda: kernel)
+    one = run_step("sdpo", ONE_PER_MICRO_BATCH, model_dir, smollm2_tokenizer, monkeypatch)
+    many = run_step("sdpo", packed("fa4_varlen"), model_dir, smollm2_tokenizer, monkeypatch)
+    assert max(many.samples_per_micro_batch) >= 2 and any(len(c["cu_seqlens_q"]) > 2 for c in kernel.calls)
+    assert all(type(c["max_seqlen_q"]) is int for c in kernel.calls)
+    assert_same_per_token(many.log_probs, one.log_probs, "update log-probs", 8)
+    assert_same_per_token(many.teacher, one.teacher, "teacher logits", 7)
+    assert_same_grads(many.grads, one.grads)

@@ -32,7 +32,15 @@ def test_verls_default_flash_attention_2_without_flash_attn_names_the_key_and_th
     for cfg in (config(None), config("flash_attention_2")):
         (problem,) = attention_problems(cfg)
         assert problem.startswith("actor_rollout_ref.model.override_config.attn_implementation=flash_attention_2")
-        assert "flash-attn" in problem and "sdpa_varlen on CPU" in problem and "flash_attention_4" in problem
+        assert "flash-attn" in problem and "sdpa_varlen on CPU" in problem and "fa4_varlen on Hopper" in problem
+
+
+def test_our_fa4_varlen_needs_flash_attn_4_itself_not_a_hub_kernel(monkeypatch):
+    monkeypatch.setattr(attention_check, "_installed", lambda module, dist: False)
+    (problem,) = attention_problems(config("fa4_varlen"))
+    assert "fa4_varlen needs the flash-attn-4 package" in problem and "choose fa4_varlen" not in problem
+    monkeypatch.setattr(attention_check, "_installed", lambda module, dist: dist == "flash-attn-4")
+    assert attention_problems(config("fa4_varlen")) == []
 
 
 def test_flash_attention_4_needs_its_own_distribution(without, monkeypatch):
