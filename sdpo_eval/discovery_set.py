@@ -59,6 +59,19 @@ def set_command(method: str, model: str, problems: Sequence[str], budget: int, r
     ]
 
 
+def _set_aside_unresumable_log(run_dir: Path) -> None:
+    """Before a relaunch: without a checkpoint to resume from (run-set saves none unless asked), the run starts over
+    under a new run id, so the first try's attempts.jsonl is renamed (attempts.jsonl.<n>, which `report` does not
+    read); left in place, the report would count that partial try as one more run of the seed."""
+    log = run_dir / "attempts.jsonl"
+    if not log.exists() or (run_dir / "checkpoints" / "latest_checkpointed_iteration.txt").exists():
+        return
+    n = 1
+    while log.with_name(f"attempts.jsonl.{n}").exists():
+        n += 1
+    log.rename(log.with_name(f"attempts.jsonl.{n}"))
+
+
 def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, methods: Sequence[str],
             seeds: Sequence[int], overrides: Sequence[str] = (), force: bool = False,
             dry_run: bool = False) -> list[dict]:
@@ -76,6 +89,7 @@ def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, met
             elif _finished(run_dir) and not force:
                 rc = 0
             else:
+                _set_aside_unresumable_log(run_dir)
                 rc = _launch(command, run_dir)
                 if rc != 0:
                     print(f"warning: {method} seed {seed} exited {rc}; see {run_dir / 'stdout.log'}", file=sys.stderr)

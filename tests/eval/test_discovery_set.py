@@ -153,3 +153,24 @@ def test_report_cli_writes_the_first_success_table(set_logs, capsys):
     assert json.loads((run_dir / "discovery.json").read_text())["methods"]["sdpo"]["seeds"] == [1, 2]
     assert (run_dir / "discovery.png").read_bytes()[:4] == b"\x89PNG"
     assert "discovery.md" in capsys.readouterr().out
+
+
+def test_a_relaunched_run_without_a_checkpoint_does_not_add_its_first_try_to_the_report(tmp_path, monkeypatch):
+    """run-set saves no checkpoints, so a relaunch (after a crash, or --force) starts over under a new run id; the
+    first try's attempts must not stay in the log the report reads (it would count as one more run of that seed)."""
+    run_dir = tmp_path / "sdpo" / "seed1"
+    set_run_log(run_dir / "attempts.jsonl", "sdpo", 1, {"p1": 2, "p2": None}, budget=8)  # the crashed first try
+    crashed = (run_dir / "attempts.jsonl").read_text()
+
+    def fake_run(command, stdout, stderr, env=None):  # the relaunch: a new run id, attempts from 1, appended
+        set_run_log(tmp_path / "retry.jsonl", "sdpo", 1, {"p1": None, "p2": 5}, budget=8)
+        retry = (tmp_path / "retry.jsonl").read_text().replace('"sdpo-1"', '"sdpo-1-retry"')
+        with open(run_dir / "attempts.jsonl", "a") as handle:
+            handle.write(retry)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(discovery.subprocess, "run", fake_run)
+    run_set("m", ["p1", "p2"], 8, tmp_path, ["sdpo"], [1])
+    records = discovery.read_attempts(sorted(tmp_path.rglob("attempts.jsonl")))
+    assert discovery.runs_by_method(records, 8)["sdpo"] == {"p1": [(None, 8)], "p2": [(5, 8)]}
+    assert [p.read_text() for p in run_dir.glob("attempts.jsonl.*")] == [crashed]  # kept aside, not read
