@@ -79,7 +79,10 @@ class TTRLSet:
         return not self.open_problems()
 
     def solved(self) -> list[str]:
-        return [name for name, state in self.problems.items() if state.successes > 0]
+        """Problems with a valid proof within their budget: a proof from the last slot's overshoot (attempt > B) is
+        logged but, as in the discovery report, does not count."""
+        return [name for name, state in self.problems.items()
+                if state.first_success is not None and state.first_success <= self.budget]
 
     # ------------------------------------------------------------------ drawing
     def draw(self, num_prompts: int, rollout_n: int, step: int) -> list[str]:

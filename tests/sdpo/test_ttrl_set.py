@@ -163,3 +163,15 @@ def test_the_ttrl_config_block_takes_one_way_of_naming_the_set_and_a_budget():
         TTRLConfig(theorems=[], max_attempts=8)
     with pytest.raises(ValueError, match="sdpo.ttrl.theorems needs sdpo.ttrl.max_attempts"):
         TTRLConfig(theorems=["a"])
+
+
+def test_a_proof_found_past_the_budget_in_the_last_step_is_not_counted_as_solved():
+    """The last step's slot runs over the budget (B=6, n=4: attempts 5..8); a proof at attempt 7 is past B, so the
+    run's metrics must not count the problem solved (the discovery report counts attempts 1..B only)."""
+    ttrl = TTRLSet(["a"], budget=6, seed=0)
+    run_steps(ttrl, 1, 4, lambda step, name, j: "valid" if step == 2 and j == 2 else "fail")
+    assert ttrl.problems["a"].attempts == 8 and ttrl.problems["a"].first_success == 7 and ttrl.finished
+    assert ttrl.solved() == [] and ttrl.metrics()["sdpo_lean/ttrl_solved_problems"] == 0
+    within = TTRLSet(["a"], budget=6, seed=0)  # the same step's proof at attempt 6 is within the budget
+    run_steps(within, 1, 4, lambda step, name, j: "valid" if step == 2 and j == 1 else "fail")
+    assert within.solved() == ["a"]
