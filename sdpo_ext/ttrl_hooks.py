@@ -44,6 +44,7 @@ class TTRLHooks:
     `run_config` before verl's `__init__` (which builds the dataloader) and `attempt_log` (None: no attempt log)."""
 
     ttrl_set: TTRLSet | None = None  # the TTRL set's bookkeeping; built with the dataset (`_init_dataloader`)
+    _ttrl_cut_short_at: int | None = None  # the step after which the set ended the run before its step limit
     run_config: RunConfig | None
     attempt_log: AttemptLog | None
 
@@ -142,4 +143,15 @@ class TTRLHooks:
             logger.warning("TTRL: no problem left open at step %d (%d of %d solved); stopping after this step",
                            self.global_steps, solved, len(self.ttrl_set.problems))
             metrics["sdpo_lean/ttrl_end_step"] = self.global_steps
+            if self.global_steps < self.total_training_steps:
+                self._ttrl_cut_short_at = self.global_steps
             self.total_training_steps = self.global_steps
+
+    def on_step_end(self):
+        """verl's step end; then the final checkpoint of a run the set ended early, which verl's loop skips: its
+        is_last_step was computed before the step, when the end was not yet known."""
+        super().on_step_end()
+        save_freq = self.config.trainer.save_freq
+        if (self._ttrl_cut_short_at == self.global_steps and save_freq > 0
+                and self.global_steps % save_freq != 0):
+            self._save_checkpoint()

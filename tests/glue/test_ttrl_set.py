@@ -255,3 +255,18 @@ def test_a_split_is_every_problem_of_its_files_and_a_typo_names_the_closest(make
     assert list(trainer.ttrl_set.problems) == ["toy_add_7_5", "toy_mul_6_7", "toy_sub_20_8", "toy_pow_2_5"]
     with pytest.raises(ValueError, match="toy_add_7_6.*toy_add_7_5"):
         make(ttrl=("sdpo.ttrl.theorems=[toy_add_7_6]",))
+
+
+def test_a_run_cut_short_by_the_last_retirement_still_saves_its_final_checkpoint(make, monkeypatch):
+    """verl saves at its last step only when it knew it was the last one (is_last_step is computed before the step);
+    a run the set ends early gets its final checkpoint from on_step_end, and only once."""
+    saved = []
+    monkeypatch.setattr(PPOTrainerSync, "_save_checkpoint", lambda self: saved.append(self.global_steps))
+    monkeypatch.setattr(PPOTrainerSync, "on_step_end", lambda self: None)  # weight sync to the rollout engine
+    trainer = make(budget=8, extra=("trainer.save_freq=20",))
+    step(trainer, monkeypatch)
+    trainer.on_step_end()
+    assert saved == [] and trainer.total_training_steps == 4
+    step(trainer, monkeypatch)  # every budget spent at step 2 of at most 4
+    trainer.on_step_end()
+    assert trainer.total_training_steps == trainer.global_steps == 2 and saved == [2]
