@@ -21,7 +21,7 @@ from typing import Optional
 
 import torch
 
-from sdpo_ext.varlen_attention import sequence_bounds
+from sdpo_ext.varlen_attention import sequence_bounds, text_positions
 
 ATTN_IMPLEMENTATION = "fa4_varlen"
 """The value of `actor_rollout_ref.model.override_config.attn_implementation` that selects this attention."""
@@ -81,10 +81,7 @@ def fa4_varlen_attention(
     if dropout or sliding_window is not None or softcap is not None or kwargs.get("s_aux") is not None:
         raise NotImplementedError(f"attn_implementation={ATTN_IMPLEMENTATION} supports full attention without "
                                   "dropout only (no sliding window, softcap or attention sinks): use flash_attention_4")
-    position_ids = kwargs.get("position_ids")
-    if position_ids is not None and position_ids.dim() != 2:
-        raise NotImplementedError(f"attn_implementation={ATTN_IMPLEMENTATION} takes 1-D positions per row (text "
-                                  f"models), not position_ids of shape {tuple(position_ids.shape)}")
+    position_ids = text_positions(kwargs, ATTN_IMPLEMENTATION)
     batch, heads, lq, dim = query.shape
     lk = key.shape[2]
     q_idx, k_idx = _segments(batch, lq, lk, attention_mask, position_ids)

@@ -38,6 +38,16 @@ def sequence_bounds(position_ids: Optional[torch.Tensor], length: int) -> list[t
     return list(zip(edges[:-1], edges[1:]))
 
 
+def text_positions(kwargs: dict, implementation: str) -> Optional[torch.Tensor]:
+    """transformers' `position_ids` [B or 1, L] of a text model, or None; other shapes (e.g. multimodal rope
+    positions) are refused, naming `implementation`."""
+    position_ids = kwargs.get("position_ids")
+    if position_ids is not None and position_ids.dim() != 2:
+        raise NotImplementedError(f"attn_implementation={implementation} takes 1-D positions per row (text models), "
+                                  f"not position_ids of shape {tuple(position_ids.shape)}")
+    return position_ids
+
+
 def _causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, scale: Optional[float], dropout: float,
             causal: bool) -> torch.Tensor:
     """SDPA of one sequence, [H, Lq, D] x [H, Lk, D]; causal aligned to the end when Lq < Lk (a KV cache)."""
@@ -72,10 +82,7 @@ def varlen_sdpa_attention(
     groups = query.shape[1] // key.shape[1]
     key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
     batch, lq, lk = query.shape[0], query.shape[2], key.shape[2]
-    position_ids = kwargs.get("position_ids")
-    if position_ids is not None and position_ids.dim() != 2:
-        raise NotImplementedError(f"attn_implementation={ATTN_IMPLEMENTATION} takes 1-D positions per row (text "
-                                  f"models), not position_ids of shape {tuple(position_ids.shape)}")
+    position_ids = text_positions(kwargs, ATTN_IMPLEMENTATION)
     out = query.new_zeros(batch, query.shape[1], lq, query.shape[3])
     for b in range(batch):
         if attention_mask is not None:  # padding kept: the row's kept tokens are its sequence
