@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 ATTENTION_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
-FA4_VARLEN = "fa4_varlen"  # sdpo_ext.fa4_attention.ATTN_IMPLEMENTATION (that module imports torch; this one must not)
 VERL_DEFAULT_ATTENTION = "flash_attention_2"  # verl/workers/config/model.py: override_config.get(..., this)
 # What each flash-attention implementation imports (transformers 5.9: is_flash_attn_*_available), and how to get it.
 FLASH_ATTENTION_PACKAGES = {
@@ -44,18 +43,16 @@ def attention_problems(config: Mapping[str, Any]) -> list[str]:
     fetches a hub build of the kernel instead (modeling_utils: FLASH_ATTN_KERNEL_FALLBACK)."""
     from transformers import AttentionInterface
 
+    from sdpo_ext import fa4_attention
+
     model = (config.get("actor_rollout_ref") or {}).get("model")
     if not model:
         return []
     impl = (model.get("override_config") or {}).get("attn_implementation", VERL_DEFAULT_ATTENTION)
-    if impl == FA4_VARLEN:  # ours (sdpo_ext.fa4_attention): flash-attn-4 itself, no hub-kernel fallback
-        if not _installed("flash_attn", "flash-attn-4"):
-            return [f"{ATTENTION_KEY}={impl} needs the flash-attn-4 package, which this Python cannot import "
-                    f"(pip install flash-attn-4 (Hopper or Blackwell); or choose {_alternatives(impl)})"]
-        return []
-    if impl in FLASH_ATTENTION_PACKAGES:
-        module, distribution, install = FLASH_ATTENTION_PACKAGES[impl]
-        if not _installed(module, distribution) and importlib.util.find_spec("kernels") is None:
+    ours = impl == fa4_attention.ATTN_IMPLEMENTATION  # flash-attn-4's kernel, called by us: no hub-kernel fallback
+    if ours or impl in FLASH_ATTENTION_PACKAGES:
+        module, distribution, install = FLASH_ATTENTION_PACKAGES["flash_attention_4" if ours else impl]
+        if not _installed(module, distribution) and (ours or importlib.util.find_spec("kernels") is None):
             return [f"{ATTENTION_KEY}={impl} needs the {distribution} package, which this Python cannot import "
                     f"({install}; or choose {_alternatives(impl)})"]
         return []
