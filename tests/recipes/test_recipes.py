@@ -1,6 +1,7 @@
 """Every recipe composes through verl 0.9.1's real main_ppo config (Hydra compose over verl's config dir)."""
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -298,11 +299,21 @@ def test_side_by_side_overrides_of_the_bench_runners_compose_with_their_token_ca
     assert unset.returncode != 0 and "set the token cap first" in unset.stderr
 
 
-def test_every_recipe_writes_to_its_own_run_folder():
+@lru_cache(maxsize=1)
+def every_recipe() -> dict:
+    """Every recipe in recipes/recipe, composed once for the catalogue-wide tests, with its hydra node (callbacks)."""
     recipes = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "recipes" / "recipe").glob("*.yaml"))
-    folders = {}
+    composed = {}
     for name in recipes:
-        cfg = compose_recipe(name)
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=VERL_CONFIG_DIR, version_base=None):
+            composed[name] = compose(config_name="ppo_trainer", overrides=[f"+recipe={name}"], return_hydra_config=True)
+    return composed
+
+
+def test_every_recipe_writes_to_its_own_run_folder():
+    folders = {}
+    for name, cfg in every_recipe().items():
         folders.setdefault((cfg.trainer.project_name, cfg.trainer.experiment_name), []).append(name)
     assert {key: names for key, names in folders.items() if len(names) > 1} == {}
 
@@ -310,17 +321,13 @@ def test_every_recipe_writes_to_its_own_run_folder():
 def test_every_recipe_installs_the_start_up_checks_and_sizes_transfer_queue_to_the_host():
     """The runtime part: without it a run skips the pre-flight (a GPU-less host starts Ray and waits) and keeps verl's
     8 TransferQueue units (a small host hangs)."""
-    recipes = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "recipes" / "recipe").glob("*.yaml"))
     missing = []
-    for name in recipes:
-        GlobalHydra.instance().clear()
-        with initialize_config_dir(config_dir=VERL_CONFIG_DIR, version_base=None):
-            cfg = compose(config_name="ppo_trainer", overrides=[f"+recipe={name}"], return_hydra_config=True)
+    for name, cfg in every_recipe().items():
         callback = OmegaConf.select(cfg, "hydra.callbacks.sdpo_lean_startup._target_")
         units = OmegaConf.to_container(cfg.transfer_queue.backend.SimpleStorage)["num_data_storage_units"]
         if callback != "sdpo_ext.startup_checks.StartupChecks" or "sdpo.tq_storage_units" not in str(units):
             missing.append(name)
-    assert len(recipes) >= 20 and missing == []
+    assert len(every_recipe()) >= 20 and missing == []
 
 
 LEAN_RECIPES = [f"{a}_{m}" for a in ("sdpo", "grpo", "srpo", "sc_sdpo") for m in sorted(MODELS) + ["toy_lean"]]
