@@ -10,6 +10,17 @@
 #                                                 (the token ids and generation times of that job; saves ~200 s)
 #   T0=<call start, epoch s> bash bench/step_time/run_step_phases.sh start   generate (reuse with ROLLOUTS_FROM), launch, and
 #                                                 wait until T0 + CALL_S (570): the first call does it all
+#   bash bench/step_time/run_step_phases.sh synthetic   inputs + a rollout file built without vLLM
+#                                                 (bench/step_time/synthetic_rollouts.py: random replies, recorded gen_s)
+#   T0=<call start> bash bench/step_time/run_step_phases.sh call   the job of one device call, in the foreground: a copy of
+#                                                 bench/ under $WORK/$JOB (call_$T0; nothing runs from the call's folder),
+#                                                 synthetic rollouts, then each ALGOS entry in turn, started only while
+#                                                 ALGO_EST_S (150) fits before T0 + CALL_S (540); $OUT/step_phases.tar.gz
+#                                                 is repacked after each, so a cut call brings back what finished.
+#                                                 An entry algo:attention runs with that attention instead of
+#                                                 $ATTENTION, to compare_<algo>_<attention>.json. A named JOB spans
+#                                                 calls on one machine: an entry that finished every step in an
+#                                                 earlier call is not run again (on a fresh machine it is)
 # ATTENTION=fa4_varlen: every algorithm packed (dynamic batch size, step_phases.PACKED_TOKENS per micro-batch)
 # Files live in $WORK (kept between device calls); what a call should bring back is copied to $OUT.
 # Summarise with: python bench/step_time/step_time_fair.py --phases <unpacked folder> --call "<what ran>" [--phases ... --call ...]
@@ -59,9 +70,38 @@ case ${1:-} in
     cat "$WORK/phases_done.txt" 2>/dev/null
     for f in "$WORK"/phases_*.log "$WORK"/profile_*.log; do echo "== $f"; grep -E " iter |Error|error" "$f" | tail -8; done
     tar -czf "$OUT/step_phases.tar.gz" -C "$WORK" --exclude rollouts.pt . ;;
+  synthetic)
+    python3 bench/step_time/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$DATA" | tail -1
+    # shellcheck disable=SC2086
+    python3 bench/step_time/synthetic_rollouts.py --model-dir "$MODEL" --data-dir "$DATA" --lengths $LENGTHS \
+      --out "$WORK/rollouts.pt" || exit 1
+    [ "$OUT" -ef "$WORK" ] || cp "$WORK/rollouts.json" "$OUT/" ;;
+  call)
+    : "${T0:?must be the start of the call in epoch seconds}"
+    export WORK=$WORK/${JOB:-call_$T0} OUT; rm -rf "$WORK/src"; mkdir -p "$WORK/src" && cp -r bench "$WORK/src/" \
+      && cd "$WORK/src" || exit 1
+    pack() { tar -czf "$OUT/step_phases.tar.gz" -C "$WORK" --exclude rollouts.pt --exclude src .; }
+    [ -f "$WORK/rollouts.pt" ] || bash bench/step_time/run_step_phases.sh synthetic || { pack; exit 1; }
+    for entry in $ALGOS; do
+      algo=${entry%%:*}; attention=${ATTENTION:-}; name=phases_$algo
+      if [[ $entry == *:* ]]; then attention=${entry#*:}; name=compare_${algo}_$attention; fi
+      # shellcheck disable=SC2086
+      if python3 bench/step_time/step_phases.py --finished "$WORK/$name.json" --lengths $LENGTHS --iters $ITERS \
+          2>/dev/null; then echo "$entry: finished in an earlier call of this job"; continue; fi
+      left=$(( T0 + ${CALL_S:-540} - $(date +%s) ))
+      if [ "$left" -lt "${ALGO_EST_S:-150}" ]; then echo "$entry skipped: $left s left" >> "$WORK/phases_done.txt"; continue; fi
+      # shellcheck disable=SC2086
+      timeout $(( left - 10 )) python3 bench/step_time/step_phases.py --algo "$algo" --rollouts "$WORK/rollouts.pt" \
+        --model-dir "$MODEL" --lengths $LENGTHS --iters $ITERS --out "$WORK/$name.json" \
+        ${attention:+--attention $attention} > "$WORK/$name.log" 2>&1
+      echo "$entry rc=$? at $(( $(date +%s) - T0 )) s" | tee -a "$WORK/phases_done.txt"
+      grep -E " iter |Error" "$WORK/$name.log" | tail -4
+      pack
+    done
+    pack ;;
   start)
     if [ -n "${ROLLOUTS_FROM:-}" ]; then rollouts=reuse; else rollouts=generate; fi
     bash "$0" "$rollouts" && bash "$0" launch
     WAIT_S=$(( ${T0:-$(date +%s)} + ${CALL_S:-570} - $(date +%s) )) bash "$0" wait ;;
-  *) echo "usage: $0 generate|launch|wait|start" >&2; exit 2 ;;
+  *) echo "usage: $0 generate|reuse|synthetic|launch|wait|start|call" >&2; exit 2 ;;
 esac

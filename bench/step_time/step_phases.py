@@ -174,11 +174,22 @@ def measure(algo: str, cfg, rollouts: dict, lengths: list[int], iters: list[int]
             progress(f"r{length} profiled")
 
 
+def finished(out: Path, lengths: list[int], iters: list[int]) -> bool:
+    """Whether `out` holds every step of every length (a job that spans device calls skips such a run)."""
+    try:
+        run = json.loads(out.read_text())
+    except (OSError, ValueError):
+        return False
+    return all(len(run["lengths"].get(str(n), {}).get("iterations", [])) >= k for n, k in zip(lengths, iters))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algo", choices=sorted(ALGOS), required=True)
-    parser.add_argument("--rollouts", type=Path, required=True, help="bench/step_time/step_generate.py's output")
-    parser.add_argument("--model-dir", type=Path, required=True)
+    parser.add_argument("--finished", type=Path, metavar="OUT",
+                        help="only say (exit 0 or 1) whether OUT holds every step of --lengths x --iters")
+    parser.add_argument("--algo", choices=sorted(ALGOS))
+    parser.add_argument("--rollouts", type=Path, help="bench/step_time/step_generate.py's output")
+    parser.add_argument("--model-dir", type=Path)
     parser.add_argument("--lengths", type=int, nargs="+", required=True)
     parser.add_argument("--iters", type=int, nargs="+", default=[3],
                         help="steps per length (one value: the same for all); the first is warm-up")
@@ -189,12 +200,17 @@ def main() -> None:
     parser.add_argument("--attention", default=None,
                         help="pack sequences (dynamic batch size, PACKED_TOKENS per micro-batch) with this "
                              "attn_implementation (fa4_varlen, sdpa_varlen, sdpa); default: FAST")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    iters = args.iters * len(args.lengths) if len(args.iters) == 1 else args.iters
+    if args.finished:
+        raise SystemExit(0 if finished(args.finished, args.lengths, iters) else 1)
+    missing = [f"--{k.replace('_', '-')}" for k in ("algo", "rollouts", "model_dir", "out") if getattr(args, k) is None]
+    if missing:
+        parser.error(f"the following arguments are required: {', '.join(missing)}")
 
     import torch
 
-    iters = args.iters * len(args.lengths) if len(args.iters) == 1 else args.iters
     profile_lengths: tuple[int, ...] = ()
     if args.profile_only:
         iters, profile_lengths = [1] * len(args.lengths), tuple(args.lengths)

@@ -4,7 +4,7 @@ per micro-batch), each family's step at its fastest configuration, the ratios to
 peak memory.
 
     python bench/step_time/step_time_packed.py --phases <unpacked folder> --call "<date, device, command>" \\
-        --out bench/step_time/results/step_time_packed
+        [--phases <another call's folder> --call "..."] --out bench/step_time/results/step_time_packed
 
 The step and its phases are bench/step_time/step_time_fair.py's (mean of steps 2..N, generation measured once per
 length). Every phases file of the folder must come from a packed run (step_phases.py --attention), with one attention.
@@ -38,40 +38,53 @@ def packed_config(folder: Path) -> dict:
             "model": model, "ppo_max_token_len_per_gpu": tokens, "log_prob_max_token_len_per_gpu": tokens}
 
 
-def packed_summary(folder: Path, call: str) -> tuple[dict, dict]:
-    """(the issue-30 summary, step_time_fair's combined rows for its plot), from one summarise() of `folder`."""
-    config = packed_config(folder)
-    job = summarise(folder)
+def packed_summary(jobs: list[tuple[Path, str]]) -> tuple[dict, dict]:
+    """(the issue-30 summary, step_time_fair's combined rows for its plot) of one or more packed jobs, (folder, call)
+    each, oldest first. Per length, each family comes from the last job that measured it and its ratio is to that
+    job's own GRPO (step_time_fair.combine): a job of one device call can hold one length, or a subset of methods."""
+    configs = {folder.name: packed_config(folder) for folder, _ in jobs}
+    if len({json.dumps(c, sort_keys=True) for c in configs.values()}) > 1:
+        raise ValueError(f"the jobs differ in their packed configuration: {configs}")
+    combined = combine({folder.name: summarise(folder) for folder, _ in jobs})
     lengths: dict = {}
-    for length in job["lengths"]:
-        row = job[length]
-        algos = [algo for algo in row if isinstance(row[algo], dict) and "phase_s" in row[algo]]
+    for length in combined["lengths"]:
+        row = combined[length]
+        families = [f for f in FAMILIES if f in row]
         entry = {f"ratio_{f}_over_grpo": row[f"ratio_{f}_over_grpo"] for f in FAMILIES[1:]
                  if f"ratio_{f}_over_grpo" in row}
         entry.update({
-            "grpo_config": row["grpo_fastest"],
-            "step_s": {algo: row[algo]["phase_s"]["step"] for algo in algos},
-            "phases": {algo: row[algo]["phase_s"] for algo in algos},
-            "peak_gb": {algo: {"allocated": row[algo]["peak_allocated_gb"], "reserved": row[algo]["peak_reserved_gb"]}
-                        for algo in algos},
-            "steps_averaged": {algo: row[algo]["steps_averaged"] for algo in algos},
-            "samples": row[row["grpo_fastest"]]["samples"],
+            "grpo_config": row["grpo"]["algo"],
+            "job": {row[f]["algo"]: row[f]["job"] for f in families},
+            "grpo_step_s_same_job": {row[f]["algo"]: row[f]["grpo_step_s_same_job"] for f in families if f != "grpo"},
+            "step_s": {row[f]["algo"]: row[f]["phase_s"]["step"] for f in families},
+            "phases": {row[f]["algo"]: row[f]["phase_s"] for f in families},
+            "peak_gb": {row[f]["algo"]: {"allocated": row[f]["peak_allocated_gb"],
+                                         "reserved": row[f]["peak_reserved_gb"]} for f in families},
+            "steps_averaged": {row[f]["algo"]: row[f]["steps_averaged"] for f in families},
+            "samples": row["grpo"]["samples"],
         })
         lengths[length] = entry
     goal_met = {f: all(lengths[n].get(f"ratio_{f}_over_grpo", float("inf")) <= goal for n in lengths)
                 for f, goal in GOALS.items()}
-    summary = {"call": call, "config": config, "lengths": lengths, "goals": GOALS, "goal_met": goal_met}
-    return summary, combine({folder.name: job})
+    summary = {"call": {folder.name: call for folder, call in jobs}, "config": next(iter(configs.values())),
+               "lengths": lengths, "goals": GOALS, "goal_met": goal_met}
+    return summary, combined
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--phases", type=Path, required=True, help="run_step_phases.sh's $OUT (unpacked)")
-    parser.add_argument("--call", required=True, help="what ran, when, where (stored in the JSON)")
+    parser.add_argument("--phases", type=Path, action="append", required=True,
+                        help="run_step_phases.sh's $OUT (unpacked); once per job, oldest first")
+    parser.add_argument("--call", action="append", required=True,
+                        help="what ran, when, where (stored in the JSON); once per --phases, in the same order")
     parser.add_argument("--out", type=Path, default=Path("bench/step_time/results/step_time_packed"))
     args = parser.parse_args()
+    if len(args.call) != len(args.phases):
+        parser.error(f"{len(args.phases)} --phases but {len(args.call)} --call: give one call per job")
+    if len({folder.name for folder in args.phases}) != len(args.phases):
+        parser.error(f"two jobs share a folder name: {[folder.name for folder in args.phases]}")
     try:
-        summary, rows = packed_summary(args.phases, args.call)
+        summary, rows = packed_summary(list(zip(args.phases, args.call)))
     except ValueError as e:
         parser.exit(2, f"error: {e} (summarise a job run with ATTENTION=... bench/step_time/run_step_phases.sh)\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
