@@ -148,10 +148,18 @@ class TTRLHooks:
             self.total_training_steps = self.global_steps
 
     def on_step_end(self):
-        """verl's step end; then the final checkpoint of a run the set ended early, which verl's loop skips: its
-        is_last_step was computed before the step, when the end was not yet known."""
+        """verl's step end; then, for a run the set ended early, what verl's loop skips at its last step because its
+        is_last_step was computed before the step, when the end was not yet known: the final checkpoint, and the final
+        validation (when test_freq > 0), each only where verl's own frequency did not already do it."""
         super().on_step_end()
-        save_freq = self.config.trainer.save_freq
-        if (self._ttrl_cut_short_at == self.global_steps and save_freq > 0
-                and self.global_steps % save_freq != 0):
+        if self._ttrl_cut_short_at != self.global_steps:
+            return
+        trainer = self.config.trainer
+        if trainer.save_freq > 0 and self.global_steps % trainer.save_freq != 0:
             self._save_checkpoint()
+        if trainer.test_freq > 0 and self.global_steps % trainer.test_freq != 0:
+            self.on_validate_begin()
+            val_metrics = self._validate()
+            self.on_validate_end()
+            # verl merges what on_step_end leaves here into this step's logged metrics (_consume_sync_metrics)
+            self._pending_sync_metrics = {**(getattr(self, "_pending_sync_metrics", None) or {}), **val_metrics}

@@ -21,8 +21,10 @@ Invariant (what `SDPOTrainer` relies on):
   whose checks keep failing gets its share of the slots, not all of them. A run whose infrastructure keeps failing
   ends at `step_limit`: `INFRA_HEADROOM` times the steps its budgets need without INFRA, with the unspent budgets in
   its metrics.
-- `draw` depends only on (state, step, seed), so a resumed run draws what the interrupted one would have.
-  `state_dict` / `load_state_dict` carry the solved set and every count through a checkpoint (JSON).
+- `draw` depends only on (state, step, seed). `state_dict` / `load_state_dict` carry the solved set and every count
+  through a checkpoint (JSON). A resumed run also counts the attempts the interrupted process judged after its
+  checkpoint (spent budget, and a proof found stays found), so it draws from those counts: not necessarily what the
+  interrupted run drew at the same steps, but no budget is spent twice.
 """
 from __future__ import annotations
 

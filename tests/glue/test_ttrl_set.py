@@ -134,13 +134,16 @@ def test_full_batches_come_from_the_open_problems_and_the_run_ends_when_none_is_
                                                      and r["attempt"] == 3)]
 
 
-def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retired(make, monkeypatch, tmp_path):
+@pytest.mark.parametrize("test_freq", [5, 2, -1])
+def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retired_and_validates_it_once(
+        make, monkeypatch, tmp_path, test_freq):
     """verl's PPOTrainer.fit itself (not a copy), with the device work of a step left out: its loop runs the set's
-    steps and no more, on the bound the set's hook sets."""
+    steps and no more, on the bound the set's hook sets, and validates the last of them once when test_freq > 0 (verl
+    only does when the step is a multiple of test_freq: its is_last_step was computed before the set ended the run)."""
     monkeypatch.setenv("VERL_FILE_LOGGER_PATH", str(tmp_path / "metrics.jsonl"))
-    trainer = make(budget=8)
+    trainer = make(budget=8, extra=(f"trainer.test_freq={test_freq}", "trainer.val_before_train=false"))
     trainer._init_dump_executor()
-    drawn = []
+    drawn, validated = [], []
 
     def device_free_step(metrics, timing_raw):  # PPOTrainer.step's driver hooks, without generation and update
         names, step_metrics, _ = hooks(trainer, monkeypatch, lambda name, j: "valid" if name == "toy_lt_9_11"
@@ -149,8 +152,13 @@ def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retir
         metrics.update(step_metrics)
         return FakeBatch(keys=[], partition_id="train", tags=[])
 
+    def validate():
+        validated.append(trainer.global_steps)
+        return {"val-core/score": float(trainer.global_steps)}
+
     monkeypatch.setattr(trainer, "step", device_free_step)
-    monkeypatch.setattr(trainer, "on_step_end", lambda: None)  # weight sync to the rollout engine
+    monkeypatch.setattr(trainer, "_validate", validate)
+    monkeypatch.setattr(PPOTrainerSync, "on_step_end", lambda self: None)  # weight sync to the rollout engine
     monkeypatch.setattr(trainer, "_compute_metrics", lambda *args, **kwargs: None)  # reads the batch from the TQ
     monkeypatch.setattr(trainer_base, "tq", FakeTQ(None))
     trainer_base.tq.kv_clear = lambda keys, partition_id: None
@@ -161,6 +169,8 @@ def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retir
     logged = [json.loads(line) for line in open(tmp_path / "metrics.jsonl")]
     assert [row["step"] for row in logged] == [1, 2]
     assert [row["data"]["sdpo_lean/ttrl_open_problems"] for row in logged] == [3, 0]
+    assert validated == ([2] if test_freq > 0 else [])
+    assert ("val-core/score" in logged[1]["data"]) == (test_freq > 0) and "val-core/score" not in logged[0]["data"]
 
 
 def test_infra_spends_no_budget_and_the_problem_is_drawn_again(make, monkeypatch):
@@ -263,7 +273,7 @@ def test_a_run_cut_short_by_the_last_retirement_still_saves_its_final_checkpoint
     saved = []
     monkeypatch.setattr(PPOTrainerSync, "_save_checkpoint", lambda self: saved.append(self.global_steps))
     monkeypatch.setattr(PPOTrainerSync, "on_step_end", lambda self: None)  # weight sync to the rollout engine
-    trainer = make(budget=8, extra=("trainer.save_freq=20",))
+    trainer = make(budget=8, extra=("trainer.save_freq=20", "trainer.test_freq=-1"))
     step(trainer, monkeypatch)
     trainer.on_step_end()
     assert saved == [] and trainer.total_training_steps == 4

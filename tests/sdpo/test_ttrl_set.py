@@ -175,3 +175,15 @@ def test_a_proof_found_past_the_budget_in_the_last_step_is_not_counted_as_solved
     within = TTRLSet(["a"], budget=6, seed=0)  # the same step's proof at attempt 6 is within the budget
     run_steps(within, 1, 4, lambda step, name, j: "valid" if step == 2 and j == 1 else "fail")
     assert within.solved() == ["a"]
+
+
+def test_a_slot_goes_first_to_an_open_problem_whose_remaining_budget_it_still_fits():
+    """Budget 6, n = 4, two slots: `spent` has 1 attempt left, `fresh` its whole budget but more work so far (INFRA
+    samples). The first slot goes to the least-worked (`spent`); the second must go to `fresh`, whose budget it fits,
+    not to `spent` again (least work, but over its budget: 8 samples for 1 attempt left, and `fresh` none)."""
+    s = TTRLSet(["spent", "fresh"], budget=6)
+    for _ in range(5):
+        s.observe("spent", valid=False, infra=False)
+    for _ in range(10):
+        s.observe("fresh", valid=False, infra=True)
+    assert s.draw(2, rollout_n=4, step=1) == ["spent", "fresh"]
