@@ -1,12 +1,15 @@
 """Pre-flight: what a run needs from this machine, checked before Ray starts; each problem names its key and fix.
 
-- GPUs: `trainer.n_gpus_per_node` against the GPUs this process sees (CUDA_VISIBLE_DEVICES honoured), for a run on
-  this one machine. Without this, verl asks Ray for GPUs it does not have and its placement group waits, or fails a
-  minute later inside a worker.
+- GPUs: `trainer.n_gpus_per_node` is at least 1 (verl 0.9.1's trainer has no CPU mode: 0 ends 36 s into Ray on
+  "Bundles must be a non-empty list"), and at most the GPUs this process sees (CUDA_VISIBLE_DEVICES honoured), for a
+  run on this one machine. Without this, verl asks Ray for GPUs it does not have and its placement group waits, or
+  fails a minute later inside a worker.
 - Data: every local file of `data.train_files` / `data.val_files` exists; a missing one names the command that makes
   it, from the file's name and the recipe's keys (PREPARE_COMMANDS).
 - Model: `actor_rollout_ref.model.path` is a local folder, or a hub id already in the Hugging Face cache, or (online)
-  one the hub answers for within HUB_TIMEOUT_S; offline, the fix says how to pass a local folder.
+  one the hub answers for within HUB_TIMEOUT_S (name lookup included; the token of HF_TOKEN or `hf auth login`), or
+  an hdfs:// path (the one remote scheme verl's `copy_to_local` copies) that the `hdfs` client finds within
+  HUB_TIMEOUT_S; nothing is downloaded. Offline, the fix says how to pass a local folder.
 - Chat template: `generation_prompt` renders the model's chat template for one user message, with the run's
   `data.apply_chat_template_kwargs`, as verl renders its prompts, for the reward's own pre-flight (MATH checks
   `prompt_opens_think` against it); only from a tokenizer already on this machine.
@@ -17,11 +20,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 HUB_TIMEOUT_S = 5.0
+REMOTE_MODEL_SCHEME = "hdfs://"  # verl.utils.fs.is_non_local: the only scheme copy_to_local copies
+T = TypeVar("T")
 # file name of a recipe's parquet -> the command that writes it (`{dir}`: the file's folder; groups of the pattern)
 PREPARE_COMMANDS = (
     (re.compile(r"(?P<dataset>minif2f|proofnet)_(?P<style>\w+?)_(?:valid|test)\.parquet"),
@@ -51,6 +59,9 @@ def gpu_problems(config: Mapping[str, Any], visible: int) -> list[str]:
     joins a running Ray cluster (the driver's machine may hold none)."""
     trainer = config.get("trainer") or {}
     wanted = int(trainer.get("n_gpus_per_node", 0) or 0)
+    if wanted < 1:
+        fix = f"trainer.n_gpus_per_node={visible or 1}" + ("" if visible else " on a GPU machine")
+        return [f"trainer.n_gpus_per_node={wanted}: verl 0.9.1's trainer needs at least one GPU per node ({fix})"]
     if wanted <= visible or int(trainer.get("nnodes", 1) or 1) > 1 or joins_a_ray_cluster(config):
         return []
     fix = f"trainer.n_gpus_per_node={visible}" if visible else "run on a GPU machine (verl 0.9.1 has no CPU platform)"
@@ -121,18 +132,53 @@ def _cached(repo: str) -> bool:
     return isinstance(try_to_load_from_cache(repo, "config.json"), str)
 
 
+def within(seconds: float, call: Callable[[], T]) -> T:
+    """call() in a daemon thread; TimeoutError after `seconds`. Bounds what a client's own timeout does not: the
+    name lookup (getaddrinfo blocks, outside httpx's timeout) and a client that hangs; the thread is left behind."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def _hub_answers(repo: str) -> str | None:
-    """None when the hub lists `repo` within HUB_TIMEOUT_S, else why not."""
+    """None when the hub lists `repo` within HUB_TIMEOUT_S (the name lookup included), else why not."""
     import httpx
+    from huggingface_hub import get_token
 
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
-    token = os.environ.get("HF_TOKEN")
+    token = get_token()  # HF_TOKEN, else the token `hf auth login` saved
     try:
-        resp = httpx.get(f"{endpoint}/api/models/{repo}", timeout=HUB_TIMEOUT_S,
-                         headers={"Authorization": f"Bearer {token}"} if token else None)
-    except httpx.HTTPError as e:
+        resp = within(HUB_TIMEOUT_S, lambda: httpx.get(
+            f"{endpoint}/api/models/{repo}", timeout=HUB_TIMEOUT_S,
+            headers={"Authorization": f"Bearer {token}"} if token else None))
+    except (httpx.HTTPError, TimeoutError) as e:
         return f"the hub did not answer within {HUB_TIMEOUT_S:g} s ({type(e).__name__})"
     return None if resp.status_code == 200 else f"the hub answered HTTP {resp.status_code}"
+
+
+def _hdfs_problem(path: str) -> str | None:
+    """Why verl's copy_to_local cannot copy `path` (hdfs://...): no `hdfs` client, or `hdfs dfs -test -e` says it
+    is not there; None when it is, or when the client gives no answer within HUB_TIMEOUT_S (not known here)."""
+    if shutil.which("hdfs") is None:
+        return "verl copies it with the `hdfs` client, which is not on PATH (install Hadoop's client"
+    try:
+        test = subprocess.run(["hdfs", "dfs", "-test", "-e", path], capture_output=True, timeout=HUB_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None
+    return None if test.returncode == 0 else "`hdfs dfs -test -e` does not find it (check the path"
 
 
 def model_problems(config: Mapping[str, Any]) -> list[str]:
@@ -142,8 +188,19 @@ def model_problems(config: Mapping[str, Any]) -> list[str]:
         return []
     key = "actor_rollout_ref.model.path"
     local = f"download it once and pass the folder: {key}=/path/to/model"
+    if str(path).startswith(REMOTE_MODEL_SCHEME):
+        why = _hdfs_problem(str(path))
+        return [f"{key}={path}: {why}, or {local})"] if why else []
+    if "://" in str(path):
+        return [f"{key}={path}: verl 0.9.1 copies only {REMOTE_MODEL_SCHEME} paths ({local})"]
     if str(path).startswith(("/", "~", ".")) or str(path).count("/") != 1:
         return [f"{key}={path} is not a folder ({local})"]
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(str(path))
+    except HFValidationError as e:
+        return [f"{key}={path} is neither a folder nor a hub id: {e} ({local})"]
     if _cached(str(path)):
         return []
     if _offline():

@@ -21,8 +21,15 @@
    its backend: a Kimina server's /health, or that the REPL command exists; the MATH reward, given the model's
    rendered chat template, checks that `prompt_opens_think` matches it).
 
-When: `StartupChecks`, a Hydra callback the recipes install, runs 1 and 3-5 before verl's `main_ppo` body, hence
-before Ray, and reports every problem in one message (exit code 1), so a fresh machine learns all it lacks at once.
+6. TTRL names (`ttrl_problems`): `sdpo.ttrl.theorem` or each of `sdpo.ttrl.theorems` names a row of the data
+   file, looked up by `TheoremFilterDataset` itself (its "not found ... Closest names" message), not only once Ray
+   has started the trainer.
+
+When: `StartupChecks`, a Hydra callback the recipes install, runs 1 and 3-6 before verl's `main_ppo` body, hence
+before Ray and before Hydra makes the run folder (so a refused run leaves none), and reports every problem in one
+message (exit code 1), the ones that block most first (CHECK_ORDER), so a fresh machine learns all it lacks at once.
+A check that raises is reported as one more problem, with the other checks still run: an exception in a callback
+would otherwise be only a warning from Hydra, and Ray would start.
 `SDPOTrainer.__init__` runs 1 (for runs started without the callback) and 2, before any worker starts.
 """
 from __future__ import annotations
@@ -31,12 +38,15 @@ import dataclasses
 import difflib
 import importlib
 import inspect
-from collections.abc import Iterator, Mapping
+import io
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import redirect_stderr, redirect_stdout
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from sdpo_ext.attention_check import attention_problems
@@ -173,9 +183,13 @@ def reward_problems(config: DictConfig | dict) -> list[str]:
     function = (config.get("reward") or {}).get("custom_reward_function") or {}
     if not function.get("path"):
         return []
+    path = str(function["path"])
+    if not path.startswith("pkg://") and not Path(path).expanduser().is_file():
+        return [f"reward.custom_reward_function.path={path} is not a file (point it at the reward's module, e.g. "
+                "reward.custom_reward_function.path=pkg://reward.lean)"]
     from verl.utils.import_utils import load_module  # how verl itself loads the reward function's module
 
-    preflight = getattr(load_module(str(function["path"])), "preflight", None)
+    preflight = getattr(load_module(path), "preflight", None)
     if preflight is None:
         return []
     kwargs = function.get("reward_kwargs") or {}
@@ -186,18 +200,62 @@ def reward_problems(config: DictConfig | dict) -> list[str]:
     return list(preflight(dict(kwargs), generation_prompt=generation_prompt(config)))
 
 
-def startup_problems(config: DictConfig) -> list[str]:
-    """Every problem the checks that need no Ray find, each as one line (the error's class name first)."""
-    problems: list[str] = []
-    for check in (check_config_keys, check_cpu_budget):
+def ttrl_problems(config: DictConfig) -> list[str]:
+    """The TTRL names (`sdpo.ttrl.theorem` / `.theorems`) that `TheoremFilterDataset` does not find in the data
+    files, with its closest names; nothing to check without TTRL, or while a file is missing (data_problems)."""
+    from sdpo_ext.trainer import run_config  # imports verl; SDPOTrainer reads the `sdpo` block the same way
+    from sdpo_ext.ttrl_dataset import TheoremFilterDataset, ttrl_data_config
+
+    settings = run_config(config)
+    ttrl = settings.ttrl if settings is not None else None
+    if ttrl is None or not ttrl.active or ttrl.split is not None:
+        return []
+    data = OmegaConf.to_container(config.data, resolve=True)
+    data.update(sdpo_ttrl=ttrl_data_config(ttrl, data), filter_overlong_prompts=False)
+    files = data["sdpo_ttrl"].get("files") or data["train_files"]
+    files = [files] if isinstance(files, str) else list(files)
+    if not all(Path(f).expanduser().is_file() for f in files):
+        return []
+    key = "sdpo.ttrl.theorem" if ttrl.theorem else "sdpo.ttrl.theorems"
+    try:
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):  # its length, the loader's progress
+            TheoremFilterDataset(files, tokenizer=None, config=OmegaConf.create(data))
+    except ValueError as e:
+        return [f"{key}: {e} (give {key} names of the data file, e.g. one of the closest)"]
+    return []
+
+
+def _raised(check: Callable[[DictConfig], None]) -> Callable[[DictConfig], list[str]]:
+    """A check that raises its one problem, as a check that returns it."""
+    def problems(config: DictConfig) -> list[str]:
         try:
             check(config)
         except (UnknownConfigKeyError, TooFewCPUsError) as e:
-            problems.append(f"{type(e).__name__}: {e}")
-    for name, found in (("Attention", attention_problems(config)),
-                        ("NotEnoughGPUs", gpu_problems(config, visible_gpus())),
-                        ("MissingData", data_problems(config)), ("ModelNotFound", model_problems(config)),
-                        ("RewardBackend", reward_problems(config))):
+            return [str(e)]
+        return []
+    return problems
+
+
+def startup_problems(config: DictConfig) -> list[str]:
+    """Every problem the checks that need no Ray find, each as one line (its check's name first), those that block
+    most first: no GPU, too few CPUs, a missing attention package, model, data, Lean backend, then typos. A check
+    that raises is one more problem; the others still run."""
+    checks: tuple[tuple[str, Callable[[DictConfig], list[str]]], ...] = (
+        ("NotEnoughGPUs", lambda cfg: gpu_problems(cfg, visible_gpus())),
+        ("TooFewCPUsError", _raised(check_cpu_budget)),
+        ("Attention", attention_problems),
+        ("ModelNotFound", model_problems),
+        ("MissingData", data_problems),
+        ("RewardBackend", reward_problems),
+        ("TTRLName", ttrl_problems),
+        ("UnknownConfigKeyError", _raised(check_config_keys)),
+    )
+    problems: list[str] = []
+    for name, check in checks:
+        try:
+            found = check(config)
+        except Exception as e:  # noqa: BLE001 - reported with the others, never a Hydra warning before Ray starts
+            found = [f"the check stopped on {type(e).__name__}: {e} (fix the value it names)"]
         problems += [f"{name}: {problem}" for problem in found]
     return problems
 
@@ -205,10 +263,20 @@ def startup_problems(config: DictConfig) -> list[str]:
 class StartupChecks(Callback):
     """Hydra callback (recipes: `hydra.callbacks.sdpo_lean_startup`): checks that need no Ray, run before it."""
 
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        # before Hydra makes the run folder (run_job makes it, then calls on_job_start): a refused run leaves none
+        _stop_on_problems(config)
+
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
-        # Hydra 1.3 turns a callback's Exception into a warning and runs the job anyway; SystemExit is no
-        # Exception, so it stops the run here, with the message on stderr and exit code 1.
-        problems = startup_problems(config)
-        if problems:
-            raise SystemExit(f"sdpo-lean found {len(problems)} problem(s) before starting:\n"
-                             + "\n".join(f"- {p}" for p in problems))
+        # a multirun's jobs have no on_run_start; their folders are the launcher's
+        if config.hydra.mode == RunMode.MULTIRUN:
+            _stop_on_problems(config)
+
+
+def _stop_on_problems(config: DictConfig) -> None:
+    # Hydra 1.3 turns a callback's Exception into a warning and runs the job anyway; SystemExit is no Exception, so
+    # it stops the run here, with the message on stderr and exit code 1.
+    problems = startup_problems(config)
+    if problems:
+        raise SystemExit(f"sdpo-lean found {len(problems)} problem(s) before starting:\n"
+                         + "\n".join(f"- {p}" for p in problems))

@@ -73,8 +73,8 @@ def test_the_hydra_callback_stops_the_run_before_ray(without, monkeypatch):
     without("flash_attn", "kernels")
     for other in ("check_config_keys", "check_cpu_budget"):  # the callback's other checks want a whole config
         monkeypatch.setattr(startup_checks, other, lambda cfg: None)
-    for other in ("gpu_problems", "data_problems", "model_problems", "reward_problems"):
+    for other in ("gpu_problems", "data_problems", "model_problems", "reward_problems", "ttrl_problems"):
         monkeypatch.setattr(startup_checks, other, lambda *args: [])
     cfg = OmegaConf.create({"actor_rollout_ref": {"model": {"override_config": {}}}})
     with pytest.raises(SystemExit, match="Attention: .*flash_attention_2"):
-        StartupChecks().on_job_start(cfg)
+        StartupChecks().on_run_start(cfg)

@@ -12,7 +12,7 @@ import pytest
 
 from sdpo_ext import preflight, startup_checks
 from sdpo_ext.preflight import data_problems, gpu_problems, model_problems, prepare_command
-from sdpo_ext.startup_checks import reward_problems
+from sdpo_ext.startup_checks import reward_problems, ttrl_problems
 from tests.recipes.test_recipes import compose_recipe
 
 
@@ -108,18 +108,148 @@ def test_every_problem_of_a_fresh_machine_comes_in_one_message_before_ray(tmp_pa
     print(f"pre-flight exit after {seconds:.1f} s")
 
 
-def test_the_callback_reports_all_checks_not_the_first(monkeypatch):
+def test_the_callback_reports_all_checks_not_the_first_and_a_check_that_raises_as_a_problem(monkeypatch):
+    """Every check runs and reports, no GPU first; a check that raises (Hydra would only warn, and Ray would start)
+    is one more problem, and the run still stops."""
     from omegaconf import OmegaConf
 
-    for name in ("attention_problems", "data_problems", "model_problems", "reward_problems"):
+    for name in ("attention_problems", "data_problems", "reward_problems", "ttrl_problems"):
         monkeypatch.setattr(startup_checks, name, lambda cfg, name=name: [f"{name} says no"])
+
+    def model_problems(cfg):
+        raise FileNotFoundError("/nowhere/config.json")
+
+    monkeypatch.setattr(startup_checks, "model_problems", model_problems)
     monkeypatch.setattr(startup_checks, "gpu_problems", lambda cfg, visible: ["gpus say no"])
     for name in ("check_config_keys", "check_cpu_budget"):
         monkeypatch.setattr(startup_checks, name, lambda cfg: None)
     with pytest.raises(SystemExit) as stop:
-        startup_checks.StartupChecks().on_job_start(OmegaConf.create({}))
-    assert str(stop.value).startswith("sdpo-lean found 5 problem(s) before starting:")
-    assert str(stop.value).count("\n- ") == 5
+        startup_checks.StartupChecks().on_run_start(OmegaConf.create({}))
+    lines = str(stop.value).splitlines()
+    assert lines[0] == "sdpo-lean found 6 problem(s) before starting:"
+    assert lines[1] == "- NotEnoughGPUs: gpus say no"
+    assert ("- ModelNotFound: the check stopped on FileNotFoundError: /nowhere/config.json (fix the value it names)"
+            in lines)
+    assert lines[-1] == "- TTRLName: ttrl_problems says no"
+
+
+def test_fewer_than_one_gpu_is_refused_with_the_fix(monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (problem,) = gpu_problems({"trainer": {"n_gpus_per_node": 0}}, visible=0)
+    assert problem.startswith("trainer.n_gpus_per_node=0: verl 0.9.1's trainer needs at least one GPU per node")
+    assert problem.endswith("(trainer.n_gpus_per_node=1 on a GPU machine)")
+    (problem,) = gpu_problems({"trainer": {"n_gpus_per_node": 0, "nnodes": 2}}, visible=2)
+    assert problem.endswith("(trainer.n_gpus_per_node=2)")
+
+
+def test_a_reward_module_that_is_not_there_is_a_problem_not_an_exception(tmp_path):
+    cfg = {"reward": {"custom_reward_function": {"path": str(tmp_path / "reward.py")}}}
+    (problem,) = reward_problems(cfg)
+    assert problem.startswith(f"reward.custom_reward_function.path={tmp_path / 'reward.py'} is not a file")
+    assert problem.endswith("reward.custom_reward_function.path=pkg://reward.lean)")
+
+
+def test_a_model_path_that_is_no_hub_id_is_a_problem_not_an_exception(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    (problem,) = model_problems({"actor_rollout_ref": {"model": {"path": "org/bad name"}}})
+    assert problem.startswith("actor_rollout_ref.model.path=org/bad name is neither a folder nor a hub id")
+    assert problem.endswith("actor_rollout_ref.model.path=/path/to/model)")
+
+
+def test_the_hub_is_asked_with_the_token_hf_auth_login_saved(tmp_path, monkeypatch):
+    import httpx
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    (tmp_path / "token").write_text("hf_saved_by_login\n")
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "token"))
+    asked = []
+
+    def get(url, timeout, headers=None):
+        asked.append(headers)
+        return httpx.Response(200 if headers == {"Authorization": "Bearer hf_saved_by_login"} else 401)
+
+    monkeypatch.setattr(httpx, "get", get)
+    assert preflight._hub_answers("org/private") is None, asked
+
+
+def test_a_slow_name_lookup_stays_within_the_hub_bound(monkeypatch):
+    """httpx's timeout does not cover getaddrinfo: a resolver that hangs must not hold the pre-flight."""
+    import socket
+
+    monkeypatch.setattr(preflight, "HUB_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: time.sleep(5) or [])
+    monkeypatch.setenv("HF_ENDPOINT", "http://hub.invalid")
+    start = time.monotonic()
+    why = preflight._hub_answers("org/model")
+    assert time.monotonic() - start < 2.0
+    assert why == "the hub did not answer within 0.5 s (TimeoutError)"
+
+
+def _fake_hdfs(bin_dir: Path, exit_code: int) -> None:
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "hdfs").write_text(f"#!/bin/sh\nexit {exit_code}\n")
+    (bin_dir / "hdfs").chmod(0o755)
+
+
+def test_an_hdfs_model_path_verl_copies_is_checked_with_the_hdfs_client(tmp_path, monkeypatch):
+    cfg = {"actor_rollout_ref": {"model": {"path": "hdfs://namenode/models/kimina"}}}
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    (problem,) = model_problems(cfg)
+    assert "the `hdfs` client, which is not on PATH" in problem
+    _fake_hdfs(tmp_path / "bin", exit_code=0)
+    assert model_problems(cfg) == []
+    _fake_hdfs(tmp_path / "bin", exit_code=1)
+    (problem,) = model_problems(cfg)
+    assert "`hdfs dfs -test -e` does not find it" in problem
+    (problem,) = model_problems({"actor_rollout_ref": {"model": {"path": "s3://bucket/model"}}})
+    assert "copies only hdfs:// paths" in problem
+
+
+@pytest.fixture
+def toy_data(tmp_path, monkeypatch) -> Path:
+    from sdpo_data import toy_lean
+
+    toy_lean.write(tmp_path / "toy")
+    monkeypatch.setenv("SDPO_TOY_DATA_DIR", str(tmp_path / "toy"))
+    return tmp_path / "toy"
+
+
+def test_a_ttrl_name_not_in_the_data_is_reported_with_the_closest_names(toy_data):
+    (problem,) = ttrl_problems(compose_recipe("sdpo_toy_lean", ("sdpo.ttrl.theorem=toy_add_7_6",)))
+    assert problem.startswith("sdpo.ttrl.theorem: TTRL theorem 'toy_add_7_6' not found")
+    assert "Closest names: ['toy_add_7_5'" in problem
+    assert ttrl_problems(compose_recipe("sdpo_toy_lean", ("sdpo.ttrl.theorem=toy_add_7_5",))) == []
+    (problem,) = ttrl_problems(compose_recipe("sdpo_toy_lean", ("sdpo.ttrl.theorems=[toy_add_7_5,toy_lt_9_12]",)))
+    assert problem.startswith("sdpo.ttrl.theorems: TTRL theorem 'toy_lt_9_12' not found")
+    assert ttrl_problems(compose_recipe("sdpo_toy_lean")) == []
+
+
+MISTAKES = {  # the issue's mistakes on the toy recipe: override -> what the message must say
+    "n_gpus_0": ("trainer.n_gpus_per_node=0", "NotEnoughGPUs: trainer.n_gpus_per_node=0"),
+    "reward_path": ("reward.custom_reward_function.path=/nonexistent/reward.py",
+                    "RewardBackend: reward.custom_reward_function.path=/nonexistent/reward.py is not a file"),
+    "model_name": ("actor_rollout_ref.model.path=org/bad name",
+                   "ModelNotFound: actor_rollout_ref.model.path=org/bad name is neither a folder nor a hub id"),
+    "ttrl_theorem": ("sdpo.ttrl.theorem=toy_add_7_6", "Closest names: ['toy_add_7_5'"),
+    "ttrl_set": ("sdpo.ttrl.theorems=[toy_add_7_5,toy_ad_7_5]", "TTRL theorem 'toy_ad_7_5' not found"),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKES))
+def test_each_mistake_stops_before_ray_within_30_s_and_leaves_no_run_folder(mistake, toy_data, tmp_path):
+    override, words = MISTAKES[mistake]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "SDPO_OUTPUT_DIR": str(tmp_path / "runs")}
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", "+recipe=sdpo_toy_lean", override],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    seconds = time.monotonic() - start
+    assert proc.returncode == 1 and "ray init kwargs" not in proc.stdout, proc.stderr[-2000:]
+    assert "sdpo-lean found" in proc.stderr and words in proc.stderr, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and "raised" not in proc.stderr, proc.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toy"]   # no outputs/<date>/<time>, no run folder
+    assert seconds < 30
+    print(f"{mistake}: pre-flight exit after {seconds:.1f} s")
 
 
 THINKING_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
