@@ -21,7 +21,7 @@ PROFILE = Path(__file__).with_name("rollout_profile.json")
 
 
 def reply_lengths(samples: int, max_tokens: int, total: int) -> list[int]:
-    """`samples` lengths of at most `max_tokens` summing to `total`: full ones first, the shortfall taken from the last."""
+    """`samples` lengths of at most `max_tokens` summing to `total`: full ones first, the shortfall from the last."""
     if not 0 < total <= samples * max_tokens:
         raise ValueError(f"{total} reply tokens cannot be {samples} replies of at most {max_tokens}")
     lengths = [max_tokens] * samples

@@ -5,6 +5,11 @@
 #   bash bench/ttrl/run_ttrl_discovery.sh launch    # start the whole job detached, watch for WATCH_S seconds
 #   bash bench/ttrl/run_ttrl_discovery.sh collect   # (a later call on the same machine) wait up to WAIT_S, pack into $OUT
 #   bash bench/ttrl/run_ttrl_discovery.sh job       # the job in the foreground (what `launch` starts)
+#   CHUNK=<k> T0=$(date +%s) bash bench/ttrl/run_ttrl_discovery.sh chunk   # one device call's share, in the foreground
+#       (bench/ttrl/discovery_chunks.py): chunk 0 = base rates and the problem choice ($OUT/problems.json, to commit
+#       as bench/ttrl/problems.json); chunk k >= 1 = its runs on the committed problems, side by side, each cut at
+#       T0 + CALL_S (540) - 60 s; then $OUT/ttrl_discovery_raw.tar.gz with chunk.json. Merge chunks from any calls:
+#       discovery_chunks.py merge, then ttrl_discovery.py report --run-dir <merged>/runs --coverage <merged>/coverage.json
 #
 # The job: (1) base rates: per task one best-of-k set run over the candidates (stop_on_success=false, BASE_SAMPLES
 # attempts each, the trained runs' sampler); (2) the problems: those with a base rate <= MAX_RATE, rarest first
@@ -20,7 +25,7 @@
 # is one `launch` and as many `collect` calls as it needs. `collect` always packs what is there: a report made
 # before every run finished lists each run's status under "runs" (null: still running or cut).
 set -uo pipefail
-MODE=${1:?usage: run_ttrl_discovery.sh launch|collect|job}
+MODE=${1:?usage: run_ttrl_discovery.sh launch|collect|job|chunk}
 OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
 DISC_DIR=${DISC_DIR:-/tmp/ttrl_discovery}
 TASKS=${TASKS:-"demo toy_lean"}; SEEDS=${SEEDS:-"1 2"}
@@ -108,8 +113,43 @@ pack() {  # the report from whatever runs exist, plus a tarball of their logs (a
   for f in "$DISC_DIR"/{base,runs}/*/stdout.log "$DISC_DIR"/runs/*/*/*/stdout.log; do
     [ -f "$f" ] && tail -c 20000 "$f" | sed 's/\x1b\[[0-9;]*m//g' > "${f%.log}.tail"; done
   tar czf "$OUT/ttrl_discovery_raw.tar.gz" -C "$DISC_DIR" --exclude tmp --exclude checkpoints --exclude stdout.log \
-    runs.txt $(cd "$DISC_DIR" && ls -d base runs problems_*.txt 2>/dev/null)
+    runs.txt $(cd "$DISC_DIR" && ls -d base runs problems_*.txt chunk.json 2>/dev/null)
   cp "$DISC_DIR/runs.txt" "$OUT/ttrl_discovery_runs.txt" 2>/dev/null
+}
+
+chunk() {  # one call, in the foreground, from a copy of bench/ outside the call's folder (removed when it returns)
+  : "${CHUNK:?set CHUNK}" "${T0:?set T0 to the start of the call in epoch seconds}"
+  local deadline=$(( T0 + ${CALL_S:-540} - 60 )) src=$DISC_DIR/src
+  rm -rf "$DISC_DIR"; mkdir -p "$src" && cp -r bench "$src/" && cd "$src" || exit 1
+  [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" | tail -1
+  python3 -m sdpo_data.addition_rows --out-dir "$SDPO_DEMO_DATA_DIR" | tail -1
+  python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
+  RUN_TIMEOUT=$(( deadline - $(date +%s) )); MAX_PARALLEL=16
+  local task method seed problems
+  if [ "$CHUNK" = 0 ]; then
+    for task in $TASKS; do
+      start_run "$DISC_DIR/base/$task" "$task" best_of_k 0 \
+        "$(python3 bench/ttrl/ttrl_discovery.py candidates --task "$task" --data-dir "$SDPO_DEMO_DATA_DIR" \
+           --count "$CANDIDATES")" "$BASE_SAMPLES" --keep-going "data.train_batch_size=$BASE_PROMPTS"
+    done
+    wait
+    python3 bench/ttrl/ttrl_discovery.py problems --budget "$BUDGET" --samples "$BASE_SAMPLES" --max-rate "$MAX_RATE" \
+      --count "$PER_TASK" --base-dir "$DISC_DIR/base" --out "$OUT/problems.json"
+  else
+    while read -r task method seed; do
+      problems=$(python3 -c "import json,sys; print(','.join(json.load(open(sys.argv[1]))['problems'][sys.argv[2]]))" \
+        bench/ttrl/problems.json "$task") || exit 1
+      start_run "$DISC_DIR/runs/$task/$method/seed$seed" "$task" "$method" "$seed" "$problems" "$BUDGET"
+      sleep 2
+    done < <(python3 bench/ttrl/discovery_chunks.py plan --chunk "$CHUNK")
+    wait
+  fi
+  python3 -c "import json,sys; json.dump({'chunk': int(sys.argv[1]), 'budget': int(sys.argv[2]), 'call': sys.argv[3],
+    'problems': json.load(open('bench/ttrl/problems.json'))['problems'] if sys.argv[1] != '0' else {}},
+    open(sys.argv[4], 'w'))" "$CHUNK" "$BUDGET" "${CALL_NOTE:-$(date -u +%FT%TZ) chunk $CHUNK}" "$DISC_DIR/chunk.json"
+  tail -n 20 "$DISC_DIR/runs.txt"
+  pack
+  cp "$DISC_DIR/chunk.json" "$OUT/"
 }
 
 launch() {

@@ -55,11 +55,23 @@ def select(rates: dict[str, dict], samples: int, max_rate: float, count: int) ->
     return sorted(measured, key=lambda p: (rates[p]["rate"], p))[:count]
 
 
+def problem_file(base_dir: Path, budget: int, samples: int, max_rate: float, count: int) -> dict:
+    """Chunk 0's choice for every later chunk (discovery_chunks.PROBLEMS_FILE): per task under `base_dir`
+    (<task>/attempts.jsonl of its base-rate run), the `select`ed problems and every measured rate."""
+    rates = {task: base_rates(_read([base_dir / task / "attempts.jsonl"]), samples)
+             for task in TASKS if (base_dir / task / "attempts.jsonl").exists()}
+    if not rates:
+        raise ValueError(f"error: no base-rate log under {base_dir} (<task>/attempts.jsonl; did chunk 0's runs start?)")
+    return {"budget": budget, "base_samples": samples, "max_rate": max_rate,
+            "problems": {task: select(r, samples, max_rate, count) for task, r in rates.items()}, "base_rate": rates}
+
+
 def _read(paths) -> list[dict]:
     return [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-def report(run_dir: Path, budget: int, base_rate_files: list[Path], call: str, out: Path, n_boot: int) -> dict:
+def report(run_dir: Path, budget: int, base_rate_files: list[Path], call: str, out: Path, n_boot: int,
+           coverage: Path | None = None) -> dict:
     from sdpo_eval.discovery import discovery_report
     from sdpo_eval.discovery_summary import first_success_table, plot_report, summary
 
@@ -72,6 +84,8 @@ def report(run_dir: Path, budget: int, base_rate_files: list[Path], call: str, o
     result["left_out"] = full["left_out"]
     result["runs"] = {str(s.parent.relative_to(run_dir)): json.loads(s.read_text()).get("returncode")
                       for s in sorted(run_dir.rglob("status.json"))}
+    if coverage is not None:
+        result["coverage"] = {k: v for k, v in json.loads(coverage.read_text()).items() if k in ("in", "missing")}
     out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{out}.json").write_text(json.dumps(result, indent=2))
     plot_report(full, Path(f"{out}.png"))
@@ -101,6 +115,13 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--run-dir", type=Path, required=True)
     m.add_argument("--keep-going", action="store_true", help="stop_on_success=false (base-rate runs)")
     m.add_argument("overrides", nargs="*")
+    f = sub.add_parser("problems", help="chunk 0: every task's chosen problems, to commit as problems.json")
+    f.add_argument("--base-dir", type=Path, required=True)
+    f.add_argument("--budget", type=int, required=True)
+    f.add_argument("--samples", type=int, default=64)
+    f.add_argument("--max-rate", type=float, default=0.1)
+    f.add_argument("--count", type=int, default=16)
+    f.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("report")
     r.add_argument("--run-dir", type=Path, required=True)
     r.add_argument("--budget", type=int, required=True)
@@ -108,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--call", required=True)
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--n-boot", type=int, default=2000)
+    r.add_argument("--coverage", type=Path, help="discovery_chunks.py merge's coverage.json: which runs are in")
     args = parser.parse_args(argv)
     if args.command == "candidates":
         print(",".join(candidates(args.task, args.data_dir, args.count)))
@@ -116,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         chosen = select(rates, args.samples, args.max_rate, args.count)
         args.out.write_text(json.dumps(rates, indent=2))
         print(",".join(chosen))
+    elif args.command == "problems":
+        chosen = problem_file(args.base_dir, args.budget, args.samples, args.max_rate, args.count)
+        args.out.write_text(json.dumps(chosen, indent=1))
+        print({task: len(names) for task, names in chosen["problems"].items()})
     elif args.command == "command":
         from sdpo_eval.discovery_set import set_command
 
@@ -124,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                             stop_on_success=not args.keep_going, python="python3")
         print(shlex.join(argv_))
     else:
-        result = report(args.run_dir, args.budget, args.base_rate, args.call, args.out, args.n_boot)
+        result = report(args.run_dir, args.budget, args.base_rate, args.call, args.out, args.n_boot, args.coverage)
         for method, row in result["methods"].items():
             print(method, {k: round(v["value"], 3) for k, v in row["discovery_at"].items()})
     return 0

@@ -52,3 +52,44 @@ def test_a_job_that_did_not_pack_is_refused_with_one_line(tmp_path):
     proc = summarise(packed_job(tmp_path, attention=None), tmp_path / "out")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("error: ") and "did not run packed" in proc.stderr
+
+
+def test_calls_of_one_length_each_merge_with_every_ratio_to_its_own_calls_grpo(tmp_path):
+    """A device call holds one length or some methods: call_a has GRPO and SDPO, call_b GRPO (slower machine) and
+    SRPO; each ratio pairs a method with the GRPO of its own call."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = packed_job(tmp_path / "a").rename(tmp_path / "call_a")
+    b = packed_job(tmp_path / "b").rename(tmp_path / "call_b")
+    (a / "phases_srpo.json").unlink()
+    (a / "phases_grpo.json").unlink()
+    (b / "phases_sdpo.json").unlink()
+    (b / "phases_grpo.json").unlink()
+    run = json.loads((b / "phases_grpo_fused.json").read_text())
+    for it in run["lengths"]["2048"]["iterations"]:
+        it["update_actor"] += 10.0
+    (b / "phases_grpo_fused.json").write_text(json.dumps(run))
+    out = tmp_path / "merged"
+    proc = subprocess.run([sys.executable, "bench/step_time/step_time_packed.py", "--phases", str(a), "--call", "a",
+                           "--phases", str(b), "--call", "b", "--out", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(out.with_suffix(".json").read_text())
+    row = summary["lengths"]["2048"]
+    grpo_a = 14.4 + 0.5 + 5.0 + 0.1 + 20.0
+    assert row["ratio_sdpo_over_grpo"] == round((grpo_a + 1.0) / grpo_a, 3)
+    assert row["ratio_srpo_over_grpo"] == round((grpo_a + 5.0) / (grpo_a + 10.0), 3)  # below 1: a slower GRPO
+    assert row["job"] == {"grpo_fused": "call_b", "sdpo": "call_a", "srpo": "call_b"}
+    assert summary["call"] == {"call_a": "a", "call_b": "b"}
+
+
+def test_two_calls_with_different_packed_settings_are_refused(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = packed_job(tmp_path / "a").rename(tmp_path / "call_a")
+    b = packed_job(tmp_path / "b", attention="fa4_varlen").rename(tmp_path / "call_b")
+    out = tmp_path / "merged"
+    proc = subprocess.run([sys.executable, "bench/step_time/step_time_packed.py", "--phases", str(a), "--call", "a",
+                           "--phases", str(b), "--call", "b", "--out", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2 and proc.stderr.startswith("error: the jobs differ in their packed configuration")

@@ -227,11 +227,11 @@ def test_the_teacher_computes_logits_on_the_response_rows_only_and_the_same_ones
     torch.testing.assert_close(kept.float(), whole.float(), rtol=0, atol=2**-7 * whole.float().abs().max().item())
 
 
-def test_the_synthetic_rollout_job_times_each_method_and_merges_calls_into_the_packed_summary(
+def test_the_synthetic_rollout_job_drives_the_real_worker_packed_into_the_packed_summary(
         model_dir, smollm2_tokenizer, cpu, tmp_path):
-    """The packed step-time job as the device calls run it, on CPU: rollouts built without vLLM
-    (synthetic_rollouts.py) drive the real worker packed (sdpa_varlen) for GRPO and SDPO in one 'call' and GRPO and
-    SRPO in another; step_time_packed.py merges the two calls, each ratio to its own call's GRPO."""
+    """The packed step-time job as a device call runs it, on CPU: rollouts built without vLLM (synthetic_rollouts.py)
+    drive the real worker packed (sdpa_varlen) for GRPO and SDPO, and step_time_packed.py summarises the call (the
+    merge of several calls: tests/bench/test_step_time_packed.py)."""
     from step_phases import PACKED_TOKENS, measure
     from step_time_packed import packed_summary
     from synthetic_rollouts import synthetic_rollouts
@@ -242,25 +242,21 @@ def test_the_synthetic_rollout_job_times_each_method_and_merges_calls_into_the_p
                                                         return_dict=False) for m in messages]
     rollouts = synthetic_rollouts(prompt_ids, messages, ground_truths(2), profile, [24], len(smollm2_tokenizer),
                                   set(smollm2_tokenizer.all_special_ids), smollm2_tokenizer.eos_token_id)
-    jobs = []
-    for call, algos in (("call_a", ("grpo_fused", "sdpo")), ("call_b", ("grpo_fused", "srpo"))):
-        folder = tmp_path / call
-        folder.mkdir()
-        (folder / "rollouts.json").write_text(json.dumps(
-            {"engine_start_s": None, "lengths": {"24": {"gen_s": 2.0, "tokens_per_s": 91.0}}}))
-        for algo in algos:
-            cfg_overrides = [*overrides(algo, model_dir, 2, 4, 24, attention="sdpa_varlen"), *CPU_CONFIG_OVERRIDES]
-            measure(algo, compose_config(cfg_overrides), rollouts, [24], [2], 1, folder / f"phases_{algo}.json",
-                    {"overrides": cfg_overrides, "attention": "sdpa_varlen", "packed_tokens": PACKED_TOKENS})
-        jobs.append((folder, f"{call} on CPU"))
-    summary, _ = packed_summary(jobs)
+    folder = tmp_path / "call"
+    folder.mkdir()
+    (folder / "rollouts.json").write_text(json.dumps(
+        {"engine_start_s": None, "lengths": {"24": {"gen_s": 2.0, "tokens_per_s": 91.0}}}))
+    for algo in ("grpo", "sdpo"):
+        cfg_overrides = [*overrides(algo, model_dir, 2, 4, 24, attention="sdpa_varlen"), *CPU_CONFIG_OVERRIDES]
+        measure(algo, compose_config(cfg_overrides), rollouts, [24], [2], 1, folder / f"phases_{algo}.json",
+                {"overrides": cfg_overrides, "attention": "sdpa_varlen", "packed_tokens": PACKED_TOKENS})
+    summary, _ = packed_summary([(folder, "one call on CPU")])
     row = summary["lengths"]["24"]
     assert summary["config"]["attn_implementation"] == "sdpa_varlen" and row["samples"] == 8
-    assert row["job"] == {"grpo_fused": "call_b", "sdpo": "call_a", "srpo": "call_b"}
-    for family, call in (("sdpo", "call_a"), ("srpo", "call_b")):
-        own = json.loads((tmp_path / call / f"phases_{family}.json").read_text())
-        grpo = json.loads((tmp_path / call / "phases_grpo_fused.json").read_text())
-        step = [2.0 + sum(run["lengths"]["24"]["iterations"][1].get(p, 0.0)
-                          for p in ("sdpo_prepare", "old_log_prob", "adv", "update_actor")) for run in (own, grpo)]
-        assert row[f"ratio_{family}_over_grpo"] == pytest.approx(step[0] / step[1], abs=1e-3)
+    runs = {algo: json.loads((folder / f"phases_{algo}.json").read_text()) for algo in ("sdpo", "grpo")}
+    assert runs["sdpo"]["lengths"]["24"]["response_tokens"] == 8 * 24 - 10  # the profile's total
+    step = {algo: 2.0 + sum(run["lengths"]["24"]["iterations"][1].get(p, 0.0)
+                            for p in ("sdpo_prepare", "old_log_prob", "adv", "update_actor"))
+            for algo, run in runs.items()}
+    assert row["ratio_sdpo_over_grpo"] == pytest.approx(step["sdpo"] / step["grpo"], abs=1e-3)
     assert row["phases"]["sdpo"]["sdpo_teacher_forward"] > 0
