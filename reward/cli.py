@@ -9,8 +9,11 @@ plus `line` (its 1-based line number) and score/verdict/feedback/infra/lean_time
 (not JSON, not an object, a missing or non-string field, a malformed ground truth) is never sent to Lean: it gets
 verdict `bad_row`, infra 1 and an `error` saying what is wrong. Prints a progress bar, a verdict table, and a banner
 when the backend is a test double instead of Lean.
-Verdicts are written as they arrive, so Ctrl-C keeps them (exit 130); `--resume` keeps an earlier run's final verdicts
-for unchanged rows and checks the rest (reward.verdict_file).
+Verdicts are written as they arrive, to `<out>.partial`, so Ctrl-C keeps them (exit 130). They replace the output
+when every row got a final verdict, or when there was no earlier output; otherwise (the backend does not answer, rows
+ended as infrastructure failures, a stop) an earlier output is left as it was, never truncated (reward.verdict_file).
+`--resume` keeps the final verdicts of the earlier output and of a stopped run's partial file for unchanged rows and
+checks the rest.
 Exit code: 0 every row was checked by Lean; 2 bad input (a missing file, a bad option, bad rows: fix them first); 3
 the backend does not answer, or some rows ended as infrastructure failures (server down, crash, timeout: re-run
 them).
@@ -87,18 +90,20 @@ def row_problem(row: Any) -> str | None:
 
 
 def read_rows(path: str) -> list[tuple[int, Any, str | None]]:
-    """(line number, parsed row or raw text, problem or None) for every non-blank line."""
-    rows = []
+    """(line number, parsed row or raw text, problem or None) for every non-blank line; a line that is not JSON is
+    called a possibly truncated last line only when it is the last one and has no newline (a write cut short)."""
     with open(path, encoding="utf-8", errors="replace") as f:
-        for number, text in enumerate(f, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except ValueError as e:
-                rows.append((number, text.rstrip("\n")[:1000], f"not valid JSON ({e}); a truncated last line?"))
-                continue
-            rows.append((number, row, row_problem(row)))
+        lines = [(number, text) for number, text in enumerate(f, start=1) if text.strip()]
+    rows = []
+    for number, text in lines:
+        try:
+            row = json.loads(text)
+        except ValueError as e:
+            cut = number == lines[-1][0] and not text.endswith("\n")
+            rows.append((number, text.rstrip("\n")[:1000],
+                         f"not valid JSON ({e})" + ("; a truncated last line?" if cut else "")))
+            continue
+        rows.append((number, row, row_problem(row)))
     return rows
 
 
@@ -150,6 +155,15 @@ async def _verify(rows: list[dict[str, Any]], config: dict[str, Any],
         await aclose_backends()
 
 
+def _save(writer: VerdictWriter, complete: bool) -> tuple[list[dict[str, Any]], str]:
+    """The run's verdicts and where they now are: they replace the output when every row got a final verdict, or
+    when there was no earlier output; else the earlier output stays as it was and they wait in the partial file."""
+    earlier = os.path.isfile(writer.path) and os.path.getsize(writer.path) > 0
+    if complete or not earlier:
+        return writer.finish(), writer.path
+    return writer.keep_aside(), f"{writer.partial} ({writer.path}, from an earlier run, is unchanged)"
+
+
 def verify_file(args: argparse.Namespace) -> int:
     """Verify `args.input` into `args.out`; the exit code of the module docstring."""
     config = {f.name: getattr(args, f.name) for _, f in option_fields() if getattr(args, f.name) is not None}
@@ -182,16 +196,18 @@ def verify_file(args: argparse.Namespace) -> int:
         double = asyncio.run(_verify([row for _, row in todo], config,
                                      lambda i, result: writer.add(todo[i][0], result))) if todo else None
     except BackendUnavailable as e:
-        writer.finish()
+        writer.discard()
         print(f"error: {e}", file=sys.stderr)
         return EXIT_INFRA
     except KeyboardInterrupt:
-        done = len(writer.finish())
-        print(f"\ninterrupted: {done} of {len(rows)} rows have verdicts in {out_path}; the same command with "
+        results, where = _save(writer, complete=False)
+        print(f"\ninterrupted: {len(results)} of {len(rows)} rows have verdicts in {where}; the same command with "
               "--resume checks the rest", file=sys.stderr)
         return EXIT_INTERRUPTED
-    results = writer.finish()
-    _print_table(results, out_path)
+    complete = len(writer.results) == len(rows) and not any(
+        r["infra"] and r["verdict"] != BAD_ROW for r in writer.results.values())
+    results, where = _save(writer, complete)
+    _print_table(results, where)
     if double:
         print(f"(test double: {double})")
     if any(r["verdict"] == BAD_ROW for r in results):

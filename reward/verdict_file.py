@@ -2,13 +2,17 @@
 `--resume`.
 
 Contract: while the run lasts, each verdict is appended (and flushed) as one line `{**input row, "line": n, **result}`
-in completion order; `finish()` rewrites the file in input order. On `--resume` a line of an earlier file is kept
-when its input row is the one now at line `n` and its verdict is final: infrastructure failures (`infra` 1 and not a
-bad row) are checked again, as the exit code 3 asks.
+in completion order to `<out>.partial` (`partial_path`), never to the output itself: an earlier output is replaced,
+atomically, only by `finish()` (the verdicts in input order). `keep_aside()` leaves them, in input order, in the
+partial file and the output as it was; `discard()` removes the partial file. So a run that fails (the backend does
+not answer, a crash, a kill) never truncates or deletes earlier verdicts. On `--resume` a line of the earlier output,
+or of the partial file a stopped run left (which wins), is kept when its input row is the one now at line `n` and its
+verdict is final: infrastructure failures (`infra` 1 and not a bad row) are checked again, as the exit code 3 asks.
 """
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +23,19 @@ def _base(row: Any) -> dict[str, Any]:
     return row if isinstance(row, dict) else {"raw": row}
 
 
+def partial_path(path: str) -> str:
+    """Where a run's verdicts stream until `finish()` moves them to `path` (same folder: the move is atomic)."""
+    return f"{path}.partial"
+
+
 def previous_verdicts(path: str, rows: list[Row], bad_row: str) -> dict[int, dict[str, Any]]:
-    """line number -> result, for the earlier verdicts of `path` that still hold for `rows` (module docstring)."""
-    if not Path(path).is_file():
-        return {}
+    """line number -> result, for the earlier verdicts of `path` and its partial file that still hold for `rows`
+    (module docstring)."""
     current = {number: _base(row) for number, row, _ in rows}
     kept = {}
-    for text in Path(path).read_text(encoding="utf-8").splitlines():
+    lines = [text for name in (path, partial_path(path)) if Path(name).is_file()
+             for text in Path(name).read_text(encoding="utf-8").splitlines()]
+    for text in lines:
         try:
             line = json.loads(text)
         except ValueError:
@@ -41,13 +51,14 @@ def previous_verdicts(path: str, rows: list[Row], bad_row: str) -> dict[int, dic
 
 
 class VerdictWriter:
-    """Appends verdicts as they arrive; `finish()` puts them in input order and returns them."""
+    """Appends verdicts to the partial file as they arrive; `finish()` moves them, in input order, to `path`."""
 
     def __init__(self, path: str, rows: list[Row]):
         self.path, self.rows = path, {number: row for number, row, _ in rows}
+        self.partial = partial_path(path)
         self.results: dict[int, dict[str, Any]] = {}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(path, "w", encoding="utf-8")
+        self._handle = open(self.partial, "w", encoding="utf-8")
 
     def add(self, number: int, result: dict[str, Any]) -> None:
         self.results[number] = result
@@ -55,12 +66,22 @@ class VerdictWriter:
                            + "\n")
         self._handle.flush()
 
-    def finish(self) -> list[dict[str, Any]]:
-        """The verdicts so far, in input order (also rewritten so to the file)."""
+    def keep_aside(self) -> list[dict[str, Any]]:
+        """The verdicts so far, in input order, rewritten so to the partial file; `path` stays as it was."""
         self._handle.close()
-        ordered = sorted(self.results)
-        with open(self.path, "w", encoding="utf-8") as f:
-            for number in ordered:
+        with open(self.partial, "w", encoding="utf-8") as f:
+            for number in sorted(self.results):
                 f.write(json.dumps({**_base(self.rows[number]), "line": number, **self.results[number]},
                                    ensure_ascii=False) + "\n")
-        return [self.results[number] for number in ordered]
+        return [self.results[number] for number in sorted(self.results)]
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The verdicts so far, in input order, which replace `path`."""
+        results = self.keep_aside()
+        os.replace(self.partial, self.path)
+        return results
+
+    def discard(self) -> None:
+        """Nothing of this run is kept: the partial file goes, `path` stays as it was."""
+        self._handle.close()
+        Path(self.partial).unlink(missing_ok=True)
