@@ -14,7 +14,9 @@ that add a parser declared elsewhere to a category, tokens included (`Lean.Parse
 """
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 HEADS = frozenset({"syntax", "macro", "elab", "notation", "notation3", "infix", "infixl", "infixr", "prefix", "postfix",
@@ -52,6 +54,8 @@ class Declaration:
     scope: str                 # global, scoped or local
     leading_atom: bool         # whether the signature starts with an atom (Lean's `first` atom)
     name: str = ""             # `(name := n)` of a syntax declaration, the defined name of a parser definition
+    words: tuple[str, ...] = ()  # the identifiers of the signature or body: the parsers and categories it uses
+    namespace: str = ""        # the namespace it was declared in (`scoped[NS]`: NS), whose `open` activates it
 
 
 def _block_end(text: str, i: int) -> int:
@@ -161,6 +165,7 @@ def _signature(lex: list[Lexeme], head: str, k: int, text: str) -> tuple[list[Le
 def declarations(text: str) -> list[Declaration]:
     """The syntax declarations of one Lean file; see the module docstring."""
     lex, out = lexemes(text), []
+    at = namespaces(text, lex)
     k = 0
     while k < len(lex):
         t = lex[k]
@@ -170,6 +175,8 @@ def declarations(text: str) -> list[Declaration]:
             continue
         before = text[line_start:t.start]
         scope = "local" if re.search(r"\blocal\b", before) else "scoped" if "scoped" in before else "global"
+        explicit = re.search(r"scoped\[\s*([^\]\s]+)\s*\]", before)   # Mathlib's `scoped[NS]`: a root namespace
+        namespace = explicit.group(1).removeprefix("_root_.") if explicit else at(t.start)
         first = _options_end(lex, k + 1)
         sig = _signature(lex, t.text, first, text)
         if sig is None:
@@ -181,11 +188,13 @@ def declarations(text: str) -> list[Declaration]:
         leading = body[2 if named else 0].kind == "str" if body else False   # `tk:"#conv "` names the atom
         name = next((lex[j + 2].text for j in range(k + 1, first - 2)
                      if lex[j].text == "name" and lex[j + 1].text == ":="), "")
-        out.append(Declaration(t.text, atoms, category, scope, leading, name))
+        words = tuple(a.text for a in body if a.kind == "word")
+        out.append(Declaration(t.text, atoms, category, scope, leading, name, words, namespace))
         k = k_next
     return out
 
 
+_SCOPE_PREFIX = re.compile(r"[ \t]*(?:(?:noncomputable|private|public)\s+)*")
 _PARSER_ATTR = re.compile(r"(?!builtin_)(\w+)_parser")
 # Functions whose `String` argument is a message, an antiquotation name or a non-reserved symbol, not a token
 # (`Lean.Parser.Basic`/`Extra`: their `ParserInfo` has no `collectTokens`, or they take no parser from the string).
@@ -247,6 +256,7 @@ def parser_definitions(text: str) -> list[Declaration]:
     written (`Lean.Parser.ParserAttribute.add`): no leading identifier-like atom becomes non-reserved, so
     `leading_atom` is False."""
     lex, out, k = lexemes(text), [], 0
+    at = namespaces(text, lex)
     while k + 1 < len(lex):
         if not (lex[k].text == "@" and lex[k + 1].text == "["):
             k += 1
@@ -265,7 +275,9 @@ def parser_definitions(text: str) -> list[Declaration]:
         while end < len(lex) and text[lex[end].start - 1:lex[end].start] not in ("\n", ""):
             end += 1
         atoms = _parser_atoms(lex[j + 2:end])
-        out.extend(Declaration(lex[j + 1].text, atoms, cat, scope, False, name) for cat, scope in attrs)
+        words = tuple(a.text for a in lex[j + 2:end] if a.kind == "word")
+        out.extend(Declaration(lex[j + 1].text, atoms, cat, scope, False, name, words, at(lex[k].start))
+                   for cat, scope in attrs)
         k = end
     return out
 
@@ -280,6 +292,43 @@ def parser_attributes(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
             a = _parser_attribute(((m.group(1) or "").split()) + attr.split())
             if a:
                 out.append((*a, names))
+    return out
+
+
+def namespaces(text: str, lex: list[Lexeme] | None = None) -> Callable[[int], str]:
+    """`at(offset)`: the namespace open at `offset` of `text`, from its `namespace X` / `section [X]` / `end [X]`
+    commands at the start of a line (an `end` closes the innermost scope, as Lean requires it to name; `mutual … end`
+    is a scope that adds no namespace)."""
+    changes, stack = [(0, "")], []   # stack: the namespace parts each open scope added (a section adds none)
+    lex = lexemes(text) if lex is None else lex
+    for k, t in enumerate(lex):
+        if t.kind != "word" or t.text not in ("namespace", "section", "mutual", "end") or \
+                not _SCOPE_PREFIX.fullmatch(text, text.rfind("\n", 0, t.start) + 1, t.start):
+            continue
+        arg = lex[k + 1].text if k + 1 < len(lex) and lex[k + 1].kind == "word" else ""
+        if t.text == "namespace" and arg:
+            stack.append(tuple(p.strip("«»") for p in arg.split(".")))
+        elif t.text in ("section", "mutual"):
+            stack.append(())
+        elif t.text == "end" and stack:
+            stack.pop()
+        changes.append((t.start, ".".join(p for parts in stack for p in parts)))
+    starts = [c[0] for c in changes]
+    return lambda offset: changes[bisect.bisect_right(starts, offset) - 1][1]
+
+
+def definitions(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """`(name, words)` of each `def`/`abbrev` of one file: its name and the identifiers of its body (up to the next
+    line that starts in column 0), from which `raw_syntax` tells which parsers read characters themselves."""
+    lex, out = lexemes(text), []
+    for k, t in enumerate(lex):
+        if t.kind != "word" or t.text not in ("def", "abbrev") or k + 1 >= len(lex) or lex[k + 1].kind != "word":
+            continue
+        end = k + 2
+        while end < len(lex) and text[lex[end].start - 1:lex[end].start] not in ("\n", ""):
+            end += 1
+        words = tuple(a.text for a in lex[k + 2:end] if a.kind == "word")
+        out.append((lex[k + 1].text, words))
     return out
 
 

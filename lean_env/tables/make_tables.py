@@ -11,6 +11,8 @@ a module that is not imported is not in Lean's token table. Core Lean's tokens a
 transcribed from the lean4 sources it cites (the lean4 repository is too large to fetch here). Given a lean4 clone
 (`--lean4 <git dir> --lean4-rev v4.9.0`), core's syntax declarations are scanned as well, in the same closure.
 Output lines are `<entry>\\t<scope>` (scope `global` or `scoped`), sorted, after `--` header lines naming the sources.
+`raw_syntax.txt` lists the syntax of the closure that reads characters itself instead of tokens (`raw_syntax`), and
+`scoped_syntax.txt` every scoped syntax declaration with the namespace whose `open` activates it.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import argparse
 import json
 import re
 import subprocess
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lean_env.tables.lean_source import (
@@ -29,6 +31,7 @@ from lean_env.tables.lean_source import (
     parser_attributes,
     parser_definitions,
 )
+from lean_env.tables.raw_syntax import RawSyntax, raw_syntax, readers
 
 _ROOTS = ("Mathlib", "Aesop")           # what the trusted header imports
 _IDENT_LIKE = re.compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*")
@@ -98,9 +101,19 @@ def _lean4_modules(gitdir: Path, rev: str) -> dict[str, str]:
     return modules
 
 
+@dataclass
+class Tables:
+    tokens: dict[str, str]     # entry -> scope
+    commands: dict[str, str]
+    header: list[str]
+    readers: dict[str, str]    # parser that reads characters -> `<package>:<module>`
+    raw: list[RawSyntax]
+    scoped: list[tuple[Declaration, str]]
+
+
 def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path,
-          lean4: tuple[Path, str] | None = None) -> tuple[dict, dict, list[str]]:
-    """`(tokens, commands, header)` where tokens and commands map an entry to its scope.
+          lean4: tuple[Path, str] | None = None) -> Tables:
+    """The tables of the import closure; tokens and commands map an entry to its scope.
 
     Read are the syntax declarations, the `@[cat_parser] … leading_parser` definitions and the `attribute [cat_parser]`
     commands of the import closure (`_scanned_declarations`). With `lean4` (git dir, revision), core's
@@ -112,9 +125,11 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path,
     tokens, commands, header = _core(core)
     header = [f"-- mathlib {full} (Lean {_git(mathlib, 'show', f'{commit}:lean-toolchain').strip()})", *header]
     modules: dict[str, str] = {}
+    owner: dict[str, str] = {}
     if lean4 is not None:
         header.append(f"-- lean4 {_git(lean4[0], 'rev-parse', lean4[1] + '^{commit}').strip()} ({lean4[1]})")
         modules.update(_lean4_modules(*lean4))
+        owner.update(dict.fromkeys(modules, "lean4"))
     for name, (url, rev) in sorted(revs.items()):
         if name not in packages:
             header.append(f"-- not scanned: {name} {url} {rev} (no module of it is in the import closure)")
@@ -122,8 +137,10 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path,
         header.append(f"-- {name} {url} {rev}")
         for p, text in _read_tree(packages[name], rev).items():
             modules.setdefault(p[:-5].replace("/", "."), text)
+            owner.setdefault(p[:-5].replace("/", "."), name)
     for p, text in _read_tree(mathlib, full).items():
         modules[p[:-5].replace("/", ".")] = text
+        owner[p[:-5].replace("/", ".")] = "mathlib"
     scanned = _closure(modules)
     external = set() if lean4 else _CORE
     missing = {i for m in scanned for i in imports(modules[m]) if i not in modules and i.split(".")[0] not in external}
@@ -140,7 +157,10 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path,
             _add(tokens, atom, d.scope)
         if d.category == "command":
             _add(commands, d.atoms[0], d.scope)
-    return tokens, commands, header
+    closure = {m: (owner[m], modules[m]) for m in scanned}
+    found = readers(closure)
+    raw, scoped = raw_syntax(closure, found)
+    return Tables(tokens, commands, header, found, raw, scoped)
 
 
 def _scanned_declarations(texts: list[str]) -> list[Declaration]:
@@ -165,6 +185,21 @@ def write(path: Path, table: dict[str, str], header: list[str]) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def write_syntax(out: Path, tables: Tables) -> None:
+    """`raw_syntax.txt` and `scoped_syntax.txt` (see the module docstring), with the tables' header."""
+    unused = sorted(n for n, src in tables.readers.items() if n not in {r for x in tables.raw for r in x.readers})
+    lines = tables.header + [
+        f"-- readers of characters: {len(tables.readers)} parsers ({len(unused)} used by no syntax declaration: "
+        + ", ".join(f"{n} ({tables.readers[n]})" for n in unused) + ")",
+        "-- format: <readers>\\t<scope>\\t<namespace>\\t<category>\\t<first atom>\\t<atoms>\\t<package>:<module>"]
+    (out / "raw_syntax.txt").write_text("\n".join(lines + sorted({x.line() for x in tables.raw})) + "\n",
+                                        encoding="utf-8")
+    scoped = sorted({"\t".join((d.namespace or "-", d.category or "-", d.atoms[0] if d.atoms else "-",
+                                " ".join(d.atoms) or "-", source)) for d, source in tables.scoped})
+    lines = tables.header + ["-- format: <namespace>\\t<category>\\t<first atom>\\t<atoms>\\t<package>:<module>"]
+    (out / "scoped_syntax.txt").write_text("\n".join(lines + scoped) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     here = Path(__file__).parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -178,10 +213,12 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     packages = {k: Path(v) for k, _, v in (p.partition("=") for p in args.package)}
     lean4 = (args.lean4, args.lean4_rev) if args.lean4 else None
-    tokens, commands, header = build(args.mathlib, args.commit, packages, args.core, lean4)
-    write(args.out / "tokens.txt", tokens, header)
-    write(args.out / "commands.txt", commands, header)
-    print(f"{len(tokens)} tokens, {len(commands)} commands -> {args.out}")
+    tables = build(args.mathlib, args.commit, packages, args.core, lean4)
+    write(args.out / "tokens.txt", tables.tokens, tables.header)
+    write(args.out / "commands.txt", tables.commands, tables.header)
+    write_syntax(args.out, tables)
+    print(f"{len(tables.tokens)} tokens, {len(tables.commands)} commands, {len(tables.raw)} syntax declarations "
+          f"reading characters, {len(tables.scoped)} scoped -> {args.out}")
 
 
 if __name__ == "__main__":
