@@ -3,27 +3,32 @@ r"""The final answer of a MATH-style reply: pure string scanning, stdlib only, l
 Contract: `final_answer(reply, prompt_opens_think)` returns the answer the reply commits to, or None when it commits
 to none.
 1. Reasoning is not the answer: with a `</think>`, only the text after the last one counts; a `<think>` that
-   never closes (a reply cut off while thinking) has no answer, and neither has a reply without `</think>` when
-   `prompt_opens_think` (the prompt ended inside `<think>`, so the reply starts there). The reply ends at its first
+   never closes (a reply cut off while thinking, also one reopened after the last `</think>`) has no answer, and
+   neither has a reply without `</think>` when `prompt_opens_think` (the prompt ended inside `<think>`, so the
+   reply starts there). The reply ends at its first
    end-of-turn token (`<|im_end|>`, `<|im_start|>`, `<|eot_id|>`, `</s>`, ...: what follows is a turn the model made
    up) and at a few-shot continuation (a later line opening "Problem:", "Question:" or "Q:", then one opening
    "Solution:", "Answer:" or "A:"; a lone "Question:" may be the reply questioning itself); other special tokens
    and Minerva's "I hope it is correct." are dropped; a Unicode minus reads as "-".
 2. The last commitment wins, by position: the last group of final boxes (`\boxed{..}`, `\fbox{..}`, `\boxed 5`;
    nested and escaped braces) or the last answer phrase ("Final Answer: ...", "the final answer is ...",
-   "the answer is ...", "the correct option is ...", "Answer: ...", PRM800K's "# Answer" heading), whichever comes
-   later; a phrase inside the box group is part of the box, not a commitment of its own. An `<answer>..</answer>`
-   block (Open-Reasoner-Zero, DeepSeek-R1-Zero) is the commitment, unless a box or phrase after it takes it back:
-   its box group, its phrase, or else its content read as an answer sentence.
+   "the answer is ...", "the correct option is ...", "Answer: ...", PRM800K's "# Answer" heading, GSM8K's
+   "#### 72" line), whichever comes later; a phrase inside the box group is part of the box, not a commitment of
+   its own. An `<answer>..</answer>` block (Open-Reasoner-Zero, DeepSeek-R1-Zero) is the commitment, unless a box
+   or phrase after it takes it back: its box group, its phrase, or else its content read as an answer sentence.
    A box group is the last box plus the boxes right before it that only a joiner separates ("\boxed{-2} and
    \boxed{1}", "$x = \boxed{1}$, $y = \boxed{2}$"): their contents are joined with ", " (duplicates once). A gap
-   that derives the next box ("hence $a + b = $") is not a joiner.
+   that derives the next box ("hence $a + b = $") or picks one ("; the largest is $") is not a joiner.
+   A later sentence can take the commitment back (`correction`): "... is actually 14" gives 14; "that is wrong"
+   with no new value leaves no answer.
    A phrase's value runs to the end of its sentence; a sentence ("The volume of the prism is 120.") gives the
    part after its last "is" or "=".
 3. Otherwise the last formula ($..$, \(..\), \[..\], $$..$$) or, failing that, the last number, but only when it
    sits in the reply's last sentence and that sentence is finished: it ends in '.', '!' or display math, or its last
    line is the number alone after balanced braces (a reply that trails off mid-derivation commits to nothing). A
-   number is a whole token: "-5", "7 3/4" (a mixed number), "3√2", "2.5 million", never the "2" of "√2".
+   number is a whole token: "-5", "7 3/4" (a mixed number), "3√2", "2.5 million", never the "2" of "√2". An
+   equality chain followed by a comment clause without math ("$3 \times 4 = 12$, which matches ...") gives its
+   last side.
 Every scan is one regex pass or one left-to-right brace match, so 20,000 unclosed `\boxed{` cost linear time.
 """
 from __future__ import annotations
@@ -43,7 +48,8 @@ _HOPE = re.compile(r"\s*I hope (?:it|this|that) is correct\.?", re.IGNORECASE)
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b(?:\s*(?:is|:|\*\*|#|\\\]|\\\)|\$)+)?|\bthe\s+(?:correct\s+)?(?:answer|option|choice)\s+is\b"
-    r"|(?<![\w-])answer\s*(?:\*\*)?\s*:|^[ \t]*#{1,6}[ \t]*answer[ \t]*$)",
+    r"|(?<![\w-])answer\s*(?:\*\*)?\s*:|^[ \t]*#{1,6}[ \t]*answer[ \t]*$"
+    r"|^[ \t]*####(?=[ \t]*\$?-?[\d.,]*\d[ \t]*\.?[ \t]*$))",   # GSM8K's "#### 72": a line of the mark and a number
     re.IGNORECASE | re.MULTILINE)
 _PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\bis\b)*")
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+?)\$", re.DOTALL)
@@ -68,6 +74,20 @@ _TAIL = 2000                # the last formula / number is looked for only in th
 _PHRASES_TRIED = 5          # the last phrases whose values are checked (bounded work on phrase-heavy replies)
 _NOT_AN_ANSWER = {"correct", "right", "wrong", "incorrect", "below", "above", "as follows", "the following", "not",
                   "reasonable", "clear", "that", "this", "unknown"}
+# A gap that picks one of the boxes before it ("; the largest is $") selects, it does not list.
+_SELECTS = re.compile(r"\b(?:largest|smallest|greatest|least|biggest|maximum|minimum|max|min|only|valid|positive|"
+                      r"negative|correct|final|answer|but|however|since|because|discard|reject|pick|choose)\b",
+                      re.IGNORECASE)
+# A sentence after the last commitment that takes it back: a value cue states the new value ("is actually 14",
+# "should be 25"); a retraction cue only says it was wrong. A negation before a cue ("no mistake") is no retraction.
+_VALUE_CUE = re.compile(r"\b(?:actually|in fact|should (?:be|have been)|instead)\b", re.IGNORECASE)
+_RETRACTION_CUE = re.compile(r"\b(?:wrong|incorrect|mistakes?|errors?|miscalculat\w*|miscount\w*|oops)\b",
+                             re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:no|not|nothing|never|any|without|for|of)\W+(?:\w+\W+){0,2}$|n't\W+(?:\w+\W+){0,2}$",
+                      re.IGNORECASE)
+# A clause after an unboxed equality that only comments on it (", which matches the number of edges.").
+_COMMENT_CLAUSE = re.compile(r"\s*,\s*(?:which|as|since|because|where|confirming|matching|and this|that is)\b"
+                             r"[^$\\\d]*")
 _DERIVES = re.compile(r"\b(?:hence|thus|so|therefore|then|gives?|giving|which|sum|product|total)\b|\w\s*[-+*/^]\s*\w"
                       r"|\\(?:cdot|times|div)\b", re.IGNORECASE)
 
@@ -78,7 +98,9 @@ def visible_reply(text: str, prompt_opens_think: bool = False) -> str | None:
     close = text.rfind(_THINK_CLOSE)
     if close != -1:
         text = text[close + len(_THINK_CLOSE):]
-    elif prompt_opens_think or _THINK_OPEN in text:
+    elif prompt_opens_think:
+        return None
+    if _THINK_OPEN in text:  # a think block (re)opened after the last `</think>` that never closes
         return None
     end = _END_OF_TURN.search(text)
     if end:
@@ -131,7 +153,7 @@ def _is_joiner(gap: str) -> bool:
     """Whether the text between two boxes only lists them ("and", ",", "$ and $y =", "\\quad\\text{and}\\quad")."""
     if len(gap) > _MAX_JOIN_GAP or "\n\n" in gap or re.search(r"[.!?]\s+[A-Z]", gap):
         return False
-    if _DERIVES.search(re.sub(r"[\s$]|\\[()]", "", gap) + " " + gap):
+    if _DERIVES.search(re.sub(r"[\s$]|\\[()]", "", gap) + " " + gap) or _SELECTS.search(gap):
         return False
     tokens = _JOIN_TOKEN.findall(gap)
     if sum(map(len, tokens)) != len(gap):
@@ -203,11 +225,13 @@ def sentence_answer(sentence: str) -> str | None:
     "The volume is 120" sentence), else the sentence itself; None for an empty value or a non-answer word."""
     sentence = sentence.strip().strip("*").strip()
     spans = [m for m in _MATH_SPAN.finditer(sentence)]
-    if spans and not sentence[spans[-1].end():].strip(" .,;*"):
+    rest = sentence[spans[-1].end():] if spans else ""
+    comment = bool(spans) and _COMMENT_CLAUSE.fullmatch(rest) is not None
+    if spans and (comment or not rest.strip(" .,;*")):
         last = next(g for g in spans[-1].groups() if g is not None)
         prose = sentence[:spans[-1].start()]
         if not prose.strip() or re.search(r"(?:\bis|=|\bare|\bequals|:)\s*$", prose):
-            return _strip_value(last) or None
+            return _strip_value(_right_side(last) if comment else last) or None
     stated = _LAST_WORD_IS.match(sentence)
     value = _strip_value(sentence[stated.end():] if stated and sentence[stated.end():].strip() else sentence)
     return value if _looks_like_answer(value) else None
@@ -251,11 +275,11 @@ def trailing_formula(text: str) -> str | None:
         return None
     start = _last_sentence_start(body)
     spans = [m for m in _MATH_SPAN.finditer(body) if m.end() > start]
-    if spans and _closes_sentence(body[spans[-1].end():]):
+    if spans:
         formula = next(g for g in spans[-1].groups() if g is not None).strip()
-        if "=" in formula and "," not in formula:
-            formula = formula.rsplit("=", 1)[1].strip()
-        return formula.rstrip(".,;").strip() or None
+        rest = body[spans[-1].end():]
+        if _closes_sentence(rest) or "=" in formula and _COMMENT_CLAUSE.fullmatch(rest):
+            return _right_side(formula).rstrip(".,;").strip() or None
     word = _STATED_WORD.search(body, start)
     if word:
         return word.group(1).lower()
@@ -264,6 +288,11 @@ def trailing_formula(text: str) -> str | None:
     stated = len(numbers) == 1 and _STATES.search(body[start:numbers[0].start()])
     chosen = closing[-1] if closing else numbers[0] if stated else None
     return chosen.group(0).rstrip(",") if chosen else None
+
+
+def _right_side(formula: str) -> str:
+    """The last side of an equality chain ("3 \\times 4 = 12" -> "12"); a list ("x = 1, y = 2") stays whole."""
+    return formula.rsplit("=", 1)[1].strip() if "=" in formula and "," not in formula else formula
 
 
 def _ends_in_a_lone_number(body: str) -> bool:
@@ -300,10 +329,43 @@ def final_answer(reply: str | None, prompt_opens_think: bool = False) -> str | N
     box = _box_group_span(text)
     phrase = last_phrase(text)
     if box and (phrase is None or phrase[0] < box[1]):  # a phrase inside the box group is the box's
-        return box[2] or None
-    if phrase:
-        return phrase[1]
-    return trailing_formula(text) if tagged is None else sentence_answer(tagged[:_MAX_SENTENCE])
+        answer, end = box[2] or None, box[1]
+    elif phrase:
+        answer, end = phrase[1], _sentence_end(text, phrase[0])
+    else:
+        return trailing_formula(text) if tagged is None else sentence_answer(tagged[:_MAX_SENTENCE])
+    retracted, corrected = correction(text[end:][-_TAIL:])
+    return corrected if retracted else answer
+
+
+def correction(tail: str) -> tuple[bool, str | None]:
+    """(whether `tail`, the text after the last commitment, takes it back; the value it states instead or None).
+    The last cue decides: a value cue ("is actually 14", "should be $25$") retracts only when a value follows it in
+    its sentence; a retraction cue ("that is wrong", "I made a mistake") always does, and its value is the one a
+    later sentence of the tail states, if any. A negated cue ("no mistake", "not wrong") is none. Only the last
+    `_PHRASES_TRIED` cues are read."""
+    cues = sorted([*_VALUE_CUE.finditer(tail), *_RETRACTION_CUE.finditer(tail)], key=lambda m: m.start())
+    for cue in cues[::-1][:_PHRASES_TRIED]:   # bounded work on cue-heavy tails
+        if _NEGATED.search(tail[max(0, cue.start() - 40):cue.start()]):
+            continue
+        value = _stated_value(tail[cue.end():_sentence_end(tail, cue.end())])
+        if _VALUE_CUE.fullmatch(cue.group(0)):
+            if value is not None:
+                return True, value
+            continue
+        end = _sentence_end(tail, cue.end())
+        for sentence in reversed(re.split(r"(?<=[.!?])\s+|\n", tail[end:])):
+            stated = _stated_value(sentence)
+            if stated is not None:
+                return True, stated
+        return True, value
+    return False, None
+
+
+def _stated_value(sentence: str) -> str | None:
+    """The value a sentence states when it is math (a digit or TeX), else None."""
+    value = sentence_answer(sentence[:_MAX_SENTENCE].strip(" ,:;"))
+    return value if value is not None and re.search(r"[\d\\]", value) else None
 
 
 def answer_tag(text: str) -> str | None:
