@@ -51,6 +51,7 @@ _PHRASE = re.compile(
     r"|(?<![\w-])answer\s*(?:\*\*)?\s*:|^[ \t]*#{1,6}[ \t]*answer[ \t]*$"
     r"|^[ \t]*####(?=[ \t]*\$?-?[\d.,]*\d[ \t]*\.?[ \t]*$))",   # GSM8K's "#### 72": a line of the mark and a number
     re.IGNORECASE | re.MULTILINE)
+_GSM8K_LINE = re.compile(r"^[ \t]*####[ \t]*(\$?-?[\d.,]*\d)[ \t]*\.?\s*\Z", re.MULTILINE)
 _PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\bis\b)*")
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+?)\$", re.DOTALL)
 _NUMBER = re.compile(r"(?<![\w.√\\^_{/])-?(?:\d+[ \t]+\d+[ \t]*/[ \t]*\d+|\d*√\d+|\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?%?"
@@ -312,9 +313,13 @@ def _closes_sentence(rest: str) -> bool:
 
 
 def reference_answer(reference: str) -> str:
-    """The reference as given, or its final box group when it is a worked solution ("... so $\\boxed{20}$ percent.")."""
+    """The reference as given, or its final box group when it is a worked solution ("... so $\\boxed{20}$ percent."),
+    or the number of its GSM8K answer line ("...\\n#### 72")."""
     group = last_box_group(reference)
-    return group[1] if group and group[1] else reference
+    if group and group[1]:
+        return group[1]
+    gsm8k = _GSM8K_LINE.search(reference)
+    return gsm8k.group(1) if gsm8k else reference
 
 
 def final_answer(reply: str | None, prompt_opens_think: bool = False) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from reward.math_answer import final_answer
+from reward.math_answer import final_answer, reference_answer
 from reward.math_equal import answers_equal
 
 
@@ -33,6 +33,15 @@ def test_gsm8k_answer_line_is_the_answer(reply, answer):
     """grade-school-math dataset.py: the final answer is the number that follows "#### " on the solution's last
     line (commas removed when compared)."""
     assert final_answer(reply) == answer
+
+
+@pytest.mark.parametrize("reference, answer", [
+    ("Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips.\n#### 72", "72"),
+    ("The total is 2 * 800 = <<2*800=1600>>1600 dollars.\n#### 1,600", "1,600"),
+])
+def test_a_gsm8k_solution_as_reference_gives_its_answer_line(reference, answer):
+    """A GSM8K record's `answer` field is the worked solution; its answer is the "#### " line (dataset.py)."""
+    assert reference_answer(reference) == answer
 
 
 @pytest.mark.parametrize("reply", [
