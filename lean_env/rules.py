@@ -25,9 +25,10 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lean_env.lexer import Token, name_parts
+from lean_env.tables import rows
 
 if TYPE_CHECKING:
     from lean_env.commands import Command, Prefix
@@ -68,6 +69,31 @@ FORBIDDEN_PARTS = frozenset({
 _META = frozenset({"Elab", "Meta", "Environment", "Parser", "Compiler", "IR", "Syntax", "Macro"})
 
 
+# Syntax that reads characters itself (`lean_env/tables/raw_syntax.txt`, made by `make_tables`). The lexer follows
+# doc comments (nested, as `finishCommentBlock`) and interpolated strings (a string holding `{` is an error, and one
+# without reads the same either way); any other reader is stopped before it can run: a scoped one by refusing every
+# `open`/`namespace` that activates its namespace, a global one at its first atom.
+LEXED_READERS = frozenset({"docComment", "interpolatedStr"})
+
+
+class RawSyntaxRow(NamedTuple):
+    readers: tuple[str, ...]
+    scope: str
+    namespace: str
+    category: str
+    first_atom: str
+    atoms: str
+    source: str
+
+
+def raw_syntax_rows() -> list[RawSyntaxRow]:
+    return [RawSyntaxRow(tuple(r[0].split(",")), *r[1:]) for r in rows("raw_syntax.txt")]
+
+
+_UNFOLLOWED = [r for r in raw_syntax_rows() if not set(r.readers) <= LEXED_READERS]
+RAW_NAMESPACES = frozenset(tuple(r.namespace.split(".")) for r in _UNFOLLOWED if r.scope == "scoped")
+RAW_OPENERS = frozenset(r.first_atom for r in _UNFOLLOWED if r.scope == "global")
+
 _SORRY = re.compile(r"(?m)(?:^|\.)(sorry|admit|sorryAx)(?=\.|$)")
 _FORBIDDEN = re.compile("(?m)(?:^|\\.)(" + "|".join(re.escape(p) for p in sorted(FORBIDDEN_PARTS)) +
                         r"|unsafe[^.\n]*)(?=\.|$)|^Lean\.(?:" + "|".join(sorted(_META)) + r")(?=\.|$)")
@@ -95,7 +121,7 @@ def prefix_problem(prefix: Prefix) -> str | None:
         if not names or any(t.kind != "ident" or t.text in ("renaming", "hiding", "scoped") for t in names):
             return "only `open A B` (optionally `scoped`, or `… in`) is allowed, not " + \
                 " ".join(t.text for t in prefix.tokens)[:80]
-        return None
+        return next(filter(None, (open_problem(name_parts(t.text)) for t in names)), None)
     if len(args) != 2 or args[0].kind != "ident":
         return "malformed `set_option`"
     option = ".".join(name_parts(args[0].text))
@@ -107,6 +133,27 @@ def prefix_problem(prefix: Prefix) -> str | None:
     if not (args[1].kind == "num" and args[1].text.isdigit() and low <= int(args[1].text) <= high):
         return f"`set_option {option}` needs a decimal number from {low} to {high}, not `{args[1].text}`"
     return None
+
+
+def open_problem(name: tuple[str, ...]) -> str | None:
+    """Why `open <name>` may switch on syntax that reads characters (RAW_NAMESPACES). Lean resolves `name` against
+    every enclosing and every open namespace (`resolveNamespace`), so any such namespace that ends with `name` could
+    be the one opened."""
+    name = name[1:] if name[:1] == ("_root_",) else name
+    hit = next((ns for ns in sorted(RAW_NAMESPACES) if ns[-len(name):] == name), None) if name else None
+    return None if hit is None else _raw_reason(f"`open {'.'.join(name)}`", hit)
+
+
+def namespace_problem(full_name: tuple[str, ...]) -> str | None:
+    """Why entering the namespace `full_name` (its enclosing namespaces included) may switch on syntax that reads
+    characters: entering a namespace activates the scoped syntax of it and of each namespace it is in."""
+    hit = next((ns for ns in sorted(RAW_NAMESPACES) if full_name[:len(ns)] == ns), None)
+    return None if hit is None else _raw_reason(f"`namespace {'.'.join(full_name)}`", hit)
+
+
+def _raw_reason(what: str, namespace: tuple[str, ...]) -> str:
+    return (f"{what} may switch on the scoped syntax of `{'.'.join(namespace)}`, which reads characters the screen "
+            "cannot follow (lean_env/tables/raw_syntax.txt)")
 
 
 def attribute_problem(attribute: list[Token]) -> str | None:

@@ -25,8 +25,10 @@ from lean_env.parse import extract_answer
 from lean_env.rules import (
     ALLOWED_MODIFIERS,
     DECLARATIONS,
+    RAW_OPENERS,
     forbidden_names,
     helper_problem,
+    namespace_problem,
     prefix_problem,
     statement_names,
 )
@@ -174,6 +176,22 @@ def _target_proof(cmd: Command, statement: Statement, text: str) -> int:
     raise Reject(Verdict.STATEMENT_MISMATCH, f"the statement of `{statement.name}` was changed {where}")
 
 
+def _check_raw_openers(code: list[Token], text: str) -> None:
+    """FORBIDDEN for the first atom of a global syntax that reads characters the lexer does not follow (`#help`)."""
+    hit = next((t for t in code if t.text in RAW_OPENERS), None)
+    if hit is not None:
+        raise Reject(Verdict.FORBIDDEN, f"`{hit.text}` starts syntax that reads characters the screen cannot follow "
+                                        f"(line {_line(text, hit)})")
+
+
+def _check_namespace(stack: list[tuple[str, tuple[str, ...]]], name: tuple[str, ...] | None, where: str) -> None:
+    """FORBIDDEN when entering the namespace `name` inside `stack` activates syntax that reads characters."""
+    if name is not None:
+        why = namespace_problem(tuple(p for kind, parts in stack if kind == "namespace" for p in parts) + name)
+        if why:
+            raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
+
+
 def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Command, int]:
     """Apply the allowlist; return the target theorem's command and the offset where its proof starts."""
     stack: list[tuple[str, tuple[str, ...]]] = []
@@ -197,6 +215,7 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
             if len(cmd.body) != len(names) or len(names) > 1 or (head.text == "namespace" and not names) or \
                     cmd.attributes or [m.text for m in cmd.modifiers] not in ([], ["noncomputable"]):
                 raise Reject(Verdict.FORBIDDEN, f"malformed `{head.text}` {where}")
+            _check_namespace(stack, names[0] if head.text == "namespace" else None, where)
             stack.append((head.text, names[0] if names else ()))
         elif head.text == "end":
             closes = tuple(p for t in cmd.body for p in name_parts(t.text))
@@ -252,6 +271,7 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
     kept = code[_kept_from(code, header):]
     try:
         _scan_names(kept, text)
+        _check_raw_openers(kept, text)
         cmd, proof_from = _walk(split_commands(kept, text), statement, text)
     except Reject as r:
         return ScreenResult(False, r.reason, r.verdict, statement)

@@ -16,3 +16,9 @@ def load(name: str) -> dict[str, str]:
             entry, _, scope = line.partition("\t")
             table[entry] = scope
     return table
+
+
+def rows(name: str) -> list[list[str]]:
+    """The tab-separated rows of the table file `name` (`raw_syntax.txt`, `scoped_syntax.txt`), header skipped."""
+    text = files(__package__).joinpath(name).read_text(encoding="utf-8")
+    return [line.split("\t") for line in text.splitlines() if line and not line.startswith("--")]
