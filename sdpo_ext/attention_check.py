@@ -22,8 +22,11 @@ FLASH_ATTENTION_PACKAGES = {
 
 
 def _alternatives(impl: str) -> str:
-    return ", ".join(a for a in ("fa4_varlen on Hopper/Blackwell", "sdpa_varlen on CPU", "sdpa")
-                     if not a.startswith(impl))
+    """The other implementations, and the override that picks the first: `++` sets the key whether or not the
+    recipe lists it (verl's default is not in its config)."""
+    others = [(name, where) for name, where in (("fa4_varlen", " on Hopper/Blackwell"), ("sdpa_varlen", " on CPU"),
+                                                ("sdpa", "")) if name != impl]
+    return ", ".join(name + where for name, where in others) + f": ++{ATTENTION_KEY}={others[0][0]}"
 
 
 def _installed(module: str, distribution: str) -> bool:
@@ -53,12 +56,12 @@ def attention_problems(config: Mapping[str, Any]) -> list[str]:
     if ours or impl in FLASH_ATTENTION_PACKAGES:
         module, distribution, install = FLASH_ATTENTION_PACKAGES["flash_attention_4" if ours else impl]
         if not _installed(module, distribution) and (ours or importlib.util.find_spec("kernels") is None):
-            return [f"{ATTENTION_KEY}={impl} needs the {distribution} package, which this Python cannot import "
-                    f"({install}; or choose {_alternatives(impl)})"]
+            return [f"{ATTENTION_KEY} is {impl}, which needs the {distribution} package, which this Python cannot "
+                    f"import ({install}; or choose {_alternatives(impl)})"]
         return []
     known = ["eager", *AttentionInterface._global_mapping]
     if impl in known or "/" in str(impl):  # "org/repo" names a hub kernel, which transformers fetches itself
         return []
     close = difflib.get_close_matches(str(impl), known, n=3)
-    return [f"{ATTENTION_KEY}={impl} is not an attention implementation transformers knows"
+    return [f"{ATTENTION_KEY} is {impl}, not an attention implementation transformers knows"
             + (f" (did you mean: {', '.join(close)}?)" if close else f" (choose {_alternatives(impl)})")]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import threading
@@ -30,11 +31,12 @@ from typing import Any, TypeVar
 HUB_TIMEOUT_S = 5.0
 REMOTE_MODEL_SCHEME = "hdfs://"  # verl.utils.fs.is_non_local: the only scheme copy_to_local copies
 T = TypeVar("T")
-# file name of a recipe's parquet -> the command that writes it (`{dir}`: the file's folder; groups of the pattern)
+# file name of a recipe's parquet -> the command that writes it (`{dir}`: the file's folder, quoted for the shell;
+# groups of the pattern), pasteable as is; a placeholder path is the one thing left to fill in, its source after ";"
 PREPARE_COMMANDS = (
     (re.compile(r"(?P<dataset>minif2f|proofnet)_(?P<style>\w+?)_(?:valid|test)\.parquet"),
-     "python -m sdpo_data.prepare lean --dataset {dataset} --input <{dataset}.jsonl: datasets/{dataset}.md> "
-     "--prompt-style {style} --out-dir {dir}"),
+     "python -m sdpo_data.prepare lean --dataset {dataset} --input /path/to/{dataset}.jsonl --prompt-style {style} "
+     "--out-dir {dir}; {dataset}.jsonl: datasets/{dataset}.md"),
     (re.compile(r"math_(?P<split>train|test)\.parquet"), "python -m sdpo_data.prepare math --split {split} "
      "--out-dir {dir}"),
     (re.compile(r"addition_(?:train|test)\.parquet"), "python -m sdpo_data.addition_rows --out-dir {dir}"),
@@ -78,7 +80,7 @@ def prepare_command(path: Path) -> str | None:
     for pattern, command in PREPARE_COMMANDS:
         match = pattern.fullmatch(path.name)
         if match:
-            return command.format(dir=path.parent, **match.groupdict())
+            return command.format(dir=shlex.quote(str(path.parent)), **match.groupdict())
     return None
 
 

@@ -17,7 +17,8 @@ from lean_env.backends.kimina import KiminaBackend
 from lean_env.options import BackendOptions
 from lean_env.types import LeanBackend
 
-START_A_SERVER = "start a Kimina server (docs/lean.md) or pass --backend repl / reward_kwargs.backend=repl"
+START_A_SERVER = ("start a Kimina server (docs/lean.md) or pass --backend repl (reward.cli) / "
+                  "reward.custom_reward_function.reward_kwargs.backend=repl (training)")
 
 
 def repl_problems(command: str, workspace: str | None) -> list[str]:

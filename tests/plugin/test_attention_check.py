@@ -31,14 +31,15 @@ def test_verls_default_flash_attention_2_without_flash_attn_names_the_key_and_th
     without("flash_attn", "kernels")
     for cfg in (config(None), config("flash_attention_2")):
         (problem,) = attention_problems(cfg)
-        assert problem.startswith("actor_rollout_ref.model.override_config.attn_implementation=flash_attention_2")
+        assert problem.startswith("actor_rollout_ref.model.override_config.attn_implementation is flash_attention_2")
         assert "flash-attn" in problem and "sdpa_varlen on CPU" in problem and "fa4_varlen on Hopper" in problem
 
 
 def test_our_fa4_varlen_needs_flash_attn_4_itself_not_a_hub_kernel(monkeypatch):
     monkeypatch.setattr(attention_check, "_installed", lambda module, dist: False)
     (problem,) = attention_problems(config("fa4_varlen"))
-    assert "fa4_varlen needs the flash-attn-4 package" in problem and "choose fa4_varlen" not in problem
+    assert "fa4_varlen, which needs the flash-attn-4 package" in problem and "choose fa4_varlen" not in problem
+    assert problem.endswith("++actor_rollout_ref.model.override_config.attn_implementation=sdpa_varlen)")
     monkeypatch.setattr(attention_check, "_installed", lambda module, dist: dist == "flash-attn-4")
     assert attention_problems(config("fa4_varlen")) == []
 

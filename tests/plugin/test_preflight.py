@@ -37,8 +37,8 @@ def test_missing_parquet_names_the_prepare_command_from_the_recipes_keys(tmp_pat
     cfg = compose_recipe("sdpo_kimina_1_7b", ("sdpo.dataset=proofnet",))
     train, val = data_problems(cfg)
     assert train.startswith(f"data.train_files: {tmp_path}/proofnet_kimina_valid.parquet does not exist")
-    assert (f"python -m sdpo_data.prepare lean --dataset proofnet --input <proofnet.jsonl: datasets/proofnet.md> "
-            f"--prompt-style kimina --out-dir {tmp_path}") in train
+    assert (f"python -m sdpo_data.prepare lean --dataset proofnet --input /path/to/proofnet.jsonl "
+            f"--prompt-style kimina --out-dir {tmp_path}; proofnet.jsonl: datasets/proofnet.md") in train
     assert val.startswith("data.val_files:")
     for name in ("proofnet_kimina_valid.parquet", "proofnet_kimina_test.parquet"):
         (tmp_path / name).write_bytes(b"")
