@@ -7,18 +7,18 @@ Layout of `Snippet.body` (line 1 = first body line):
   chain, unless model helpers precede the theorem       <- trusted
   model helper lemmas, [chain,] dataset statement `:=` model proof   <- "visible" code, line 1 = first line
   `end`
-  `set_option maxHeartbeats <bound> in example : type_of% @_root_.sdpo_ref_<nonce> := @_root_.<name>`
-                                                        <- statement check at `check_line`
-  `#print axioms _root_.<name>`                                    <- axiom audit at `audit_line`, the last line
+  `set_option maxHeartbeats <bound> in theorem _root_.sdpo_check_<nonce> : type_of% @_root_.sdpo_ref_<nonce> :=
+   @_root_.<name>` (one line)                           <- statement check at `check_line`
+  `#print axioms _root_.sdpo_check_<nonce>`                         <- axiom audit at `audit_line`, the last line
 The statement check makes the kernel confirm that the constant the proof declared has, up to definitional equality,
 the type of the dataset's statement elaborated in the clean header environment: so a statement whose notation,
 instances or names the model's code changed fails there. Why this form (Lean 4.9 semantics, read in its sources):
-- `example` is elaborated like a `def` inside `withoutModifyingEnv` and added with `addDecl`, so the kernel re-checks
+- The check is a `theorem` (a `noncomputable def` for a `def` statement) added with `addDecl`, so the kernel re-checks
   that the value's type is the declared type (`Lean/Elab/MutualDef.lean`, `elabMutualDef`); unification hints and
-  other elaborator-only defeq rules cannot make it pass. `#check` (the earlier form) never reaches the kernel.
+  other elaborator-only defeq rules cannot make it pass. `#check` (an earlier form) never reaches the kernel.
 - Every name is `_root_.`-qualified: `resolveGlobalName` resolves `_root_.x` by `resolveExact` to the root constant
   `x` only, never through the current namespace, `open` declarations or `export` aliases (`Lean/ResolveName.lean`).
-  `type_of%` (`elabTypeOf`, `Lean/Elab/BuiltinNotation.lean`), `example`, `@`, `:` and `:=` are built-in syntax.
+  `type_of%` (`elabTypeOf`, `Lean/Elab/BuiltinNotation.lean`), `theorem`, `@`, `:` and `:=` are built-in syntax.
   The model cannot declare anything at root under the two names (the screen: fresh helper names, no `_root_`).
 - The reference is the expected type and the model's constant the value, each used with `@` (no implicit arguments
   instantiated, no implicit lambda), so the whole `∀ …` statements are compared; a universe-polymorphic statement
@@ -30,10 +30,14 @@ instances or names the model's code changed fails there. Why this form (Lean 4.9
   proof that never ends is only stopped by the wall clock, a masked timeout that is never paid and never penalised.
 - The check carries the same heartbeat bound, so a statement the model's context made expensive to compare fails
   with Lean's heartbeat error (a mismatch) instead of running into the wall clock (a masked timeout).
-- A passing check prints nothing; the audit after it prints exactly one message, so a check that did not run cannot
-  look like one that passed (a file cut short loses the audit too).
-The nonce is drawn per check, so model code cannot name the reference. Feedback line numbers count from the first line
-of the visible code, i.e. the code the model wrote with the dataset's statement substituted for its own copy.
+- A passing check prints nothing and declares `sdpo_check_<nonce>`; the audit is of that constant, so only a check
+  that ran gives its one positive answer: a check rewritten into another command or skipped leaves no such constant
+  ("Unknown constant"), and a file cut short loses the audit too. The check's axioms are the theorem's (its value)
+  plus its type's, so the audit still covers the proof.
+The nonce is drawn per check, so model code cannot name the reference or the check constant ahead of time (code that
+runs during elaboration could still read it from the check line: the screen keeps such code out). Feedback line
+numbers count from the first line of the visible code, i.e. the code the model wrote with the dataset's statement
+substituted for its own copy.
 """
 from __future__ import annotations
 
@@ -59,6 +63,7 @@ class CheckPlan:
     audit_line: int               # body line of the appended `#print axioms` (the last line)
     visible_source: str
     check_line: int | None = None  # body line of the statement check (None: no check)
+    audited: str = ""              # the constant the audit must name: `sdpo_check_<nonce>`, or `name` without a check
 
 
 def split_header(header: str) -> tuple[str, str]:
@@ -106,12 +111,13 @@ def _code_text(text: str) -> str:
     return " ".join(t.text for t in lex(text) if t.kind != "comment")
 
 
-def statement_check_line(name: str, reference: str, kind: str = "theorem", max_heartbeats: int = 0) -> str:
-    """The one-line kernel-checked statement check (see the module docstring), under `max_heartbeats` unless 0. A
-    `def` statement is data: its check is `noncomputable` (the compiler must not compile a noncomputable value)."""
+def statement_check_line(name: str, reference: str, check: str, kind: str = "theorem", max_heartbeats: int = 0) -> str:
+    """The one-line kernel-checked statement check declaring `check` (see the module docstring), under
+    `max_heartbeats` unless 0. A `def` statement is data: its check is a `noncomputable def` (the compiler must not
+    compile a noncomputable value)."""
     bound = f"set_option maxHeartbeats {max_heartbeats} in " if max_heartbeats else ""
-    prefix = "" if kind in ("theorem", "lemma") else "noncomputable "
-    return f"{bound}{prefix}example : type_of% @_root_.{reference} := @_root_.{name}"
+    decl = "theorem" if kind in ("theorem", "lemma") else "noncomputable def"
+    return f"{bound}{decl} _root_.{check} : type_of% @_root_.{reference} := @_root_.{name}"
 
 
 def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id: str = "0", *,
@@ -122,7 +128,8 @@ def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id
         raise ValueError("build_check needs an accepted ScreenResult")
     st = screened.statement
     imports, rest = split_header(header)
-    reference = f"sdpo_ref_{secrets.token_hex(8)}"
+    nonce = secrets.token_hex(8)
+    reference, audited = f"sdpo_ref_{nonce}", (f"sdpo_check_{nonce}" if statement_check else st.name)
     head, chain, before_visible, visible = arrange(screened)
     trusted = _with_newline(rest) + head
     if statement_check:   # the statement's `open X in` chain prefixes the reference as it prefixes the theorem
@@ -133,8 +140,8 @@ def build_check(screened: ScreenResult, header: str = DEFAULT_HEADER, snippet_id
     body = trusted + visible + "end\n"
     check_line = None
     if statement_check:
-        body += statement_check_line(st.name, reference, st.kind, max_heartbeats) + "\n"
+        body += statement_check_line(st.name, reference, audited, st.kind, max_heartbeats) + "\n"
         check_line = body.count("\n")
-    body += f"#print axioms _root_.{st.name}\n"
+    body += f"#print axioms _root_.{audited}\n"
     return CheckPlan(Snippet(snippet_id, _with_newline(imports), body), st.name, offset, body.count("\n"), visible,
-                     check_line)
+                     check_line, audited)

@@ -2,14 +2,15 @@
 
 Contract: VALID only when Lean reported no error outside the check and audit lines, no sorry, the statement check's
 line (when the plan has one) carries no message at all, and the audit line carries exactly one message, an info that
-is an axiom audit of exactly `'<name>'` (the dataset's name at root) listing only propext, Classical.choice and
+is an axiom audit of exactly `plan.audited` (the check's constant `sdpo_check_<nonce>`, which only a check that ran
+declares; without a statement check the dataset's name at root) listing only propext, Classical.choice and
 Quot.sound, and no message lies below the audit, the file's last line (else the backend numbered the lines otherwise
 than the assembler, and the lines read are not the check and the audit: FORBIDDEN). Both lines are compared with the
 one outcome Lean gives for an honest proof, so anything else there is a rejection: any message on the check line
 (Lean's `type mismatch`, `unknown identifier`, a `(kernel)` error, or an info or warning that no honest run prints)
 is STATEMENT_MISMATCH; on the audit line no message, several, a warning, or a text that is not one axiom audit is
-FORBIDDEN, an audit of another constant or an unknown one is STATEMENT_MISMATCH. Native evaluation shows up in the
-audit as `Lean.ofReduceBool`/`Lean.trustCompiler`: FORBIDDEN.
+FORBIDDEN, an audit of another constant or an unknown one (a check that did not run) is STATEMENT_MISMATCH. Native
+evaluation shows up in the audit as `Lean.ofReduceBool`/`Lean.trustCompiler`: FORBIDDEN.
 """
 from __future__ import annotations
 
@@ -84,14 +85,16 @@ def judge(result: RunResult, plan: CheckPlan) -> Judgement:
     sorry_warn = [m for m in proof_msgs if m.severity == "warning" and _SORRY_WARNING.search(m.text)]
     if result.n_sorries or sorry_warn:
         return Judgement(Verdict.SORRY, "the proof uses sorry")
+    audited = plan.audited or plan.name
     if any(m.severity == "error" and _UNKNOWN.search(m.text) for m in audit):
-        return Judgement(Verdict.STATEMENT_MISMATCH, f"`{plan.name}` was not declared (unknown constant)")
+        what = "the statement check did not run" if audited != plan.name else f"`{plan.name}` was not declared"
+        return Judgement(Verdict.STATEMENT_MISMATCH, f"{what} (unknown constant `{audited}`)")
     if check:   # an honest proof leaves the check line silent
         first = check[0]
         return Judgement(Verdict.STATEMENT_MISMATCH,
                          f"Lean: `{plan.name}` does not have the dataset's statement as its type "
                          f"({first.severity}: {first.text[:200]})")
-    axioms = _audit(audit, plan.name)
+    axioms = _audit(audit, audited)
     if isinstance(axioms, Judgement):
         return axioms
     if "sorryAx" in axioms:

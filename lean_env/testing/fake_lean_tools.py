@@ -6,8 +6,8 @@ They model what the real tools print and return, as read in their sources:
 - `lean --json --root=R -o OLEAN FILE` prints one JSON message per line (fileName, pos {line, column}, endPos,
   severity information|warning|error, caption, data), 1-based lines of the whole file, exit 1 when an error was
   reported; `#print axioms n` (or `_root_.n`) answers `'n' depends on axioms: [propext]`, the statement check
-  `example : type_of% … := …` passes silently (`-- fake:retyped` in the file makes it a `type mismatch`); an unknown
-  `import` is an error on line 1. The olean is written only without errors.
+  `theorem _root_.sdpo_check_… : type_of% … := …` passes silently (`-- fake:retyped` in the file makes it a
+  `type mismatch`); an unknown `import` is an error on line 1. The olean is written only without errors.
 - comparator (Main.lean): prints `Building M` / `Exporting #[…] from M` per stage, build errors from lake, and on
   failure `uncaught exception: <reason>` on stderr with exit 1; on success `Your solution is okay!`, exit 0.
 - lean4checker (Main.lean): `Searching for modules matching: [M]`, `Found 1 modules to check` on stdout; a kernel
@@ -55,7 +55,7 @@ for number, line in enumerate(text.splitlines(), 1):
     m = re.match(r"#print axioms (?:_root_\.)?(\S+)", line)
     if m:
         msg(number, "information", f"'{m.group(1)}' depends on axioms: [propext]")
-    if re.match(r"(set_option maxHeartbeats \d+ in )?(noncomputable )?example : type_of% ", line) \
+    if re.match(r"(set_option maxHeartbeats \d+ in )?(theorem|noncomputable def) _root_\.\S+ : type_of% ", line) \
             and "fake:retyped" in text:
         msg(number, "error", "type mismatch\n  @t1\nhas type\n  p : Prop\nbut is expected to have type\n  p : Prop")
         errors += 1

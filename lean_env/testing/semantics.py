@@ -11,8 +11,9 @@ Without a matching rule a command is valid, except that a literal `sorry` gives 
 and the "declaration uses sorry" warning, `native_decide` adds `Lean.ofReduceBool`, and a
 theorem mentioning a declared `axiom` depends on it. `#print axioms X` (also `_root_.X`) answers as Lean does:
 "'X' depends on axioms: [...]" or "Unknown constant `X`"; `#check X` gives "X : Prop" or "Unknown identifier `X`";
-the statement check `[set_option maxHeartbeats N in] example : type_of% @_root_.R := @_root_.X` prints nothing
-when X is declared and R is an axiom (a kernel-checked `example` that passes is silent), else the error Lean 4.9
+the statement check `[set_option maxHeartbeats N in] theorem _root_.C : type_of% @_root_.R := @_root_.X` (or
+`noncomputable def`) prints nothing and declares C with X's axioms when X is declared and R is an axiom (a
+kernel-checked declaration that passes is silent), else C gets `sorryAx` (Lean's error recovery) and the error Lean 4.9
 prints there: `unknown identifier '_root_.X'`, or, for a `retyped` rule, `type mismatch` in the layout of
 `throwTypeMismatchError` (Lean/Elab/Term.lean) and `mkHasTypeButIsExpectedMsg` (Lean/Meta/Check.lean), at the
 value's position;
@@ -39,11 +40,12 @@ from typing import Any
 
 STANDARD_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
 _MODIFIERS = r"(?:(?:private|protected|noncomputable)\s+)*"
-_DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?" + _MODIFIERS + r"(?:theorem|lemma|def)\s+([^\s():{}\[\]]+)")
+_DECL = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?" + _MODIFIERS +
+                   r"(?:theorem|lemma|def)\s+(?!_root_\.)([^\s():{}\[\]]+)")   # not the check's `_root_.C`
 _AXIOM_DECL = re.compile(r"(?m)^[ \t]*axiom\s+([^\s():{}\[\]]+)")
 _PRINT = re.compile(r"(?m)^#print axioms\s+(?:_root_\.)?(\S+)")
 _CHECK = re.compile(r"(?m)^#check\s+([^\s(]\S*)")
-_CHECK_HEAD = r"(?:set_option maxHeartbeats \d+ in )?(?:noncomputable )?example : type_of% "
+_CHECK_HEAD = r"(?:set_option maxHeartbeats \d+ in )?(?:theorem|noncomputable def) _root_\.(\S+) : type_of% "
 _STATEMENT_CHECK = re.compile(r"(?m)^" + _CHECK_HEAD + r"@_root_\.(\S+) := (@_root_\.(\S+))[ \t]*$")
 _SIGNATURE = re.compile(r"(?m)^[ \t]*(?:@\[[^\]]*\]\s*)?" + _MODIFIERS + r"(?:theorem|lemma|def|axiom)\s+"
                         r"([^\s():{}\[\]]+)([^\n]*?)(?::=.*)?$")
@@ -256,6 +258,10 @@ class FakeLean:
                                      f"declaration uses {self.sorry_quote}sorry{self.sorry_quote}"))
         if rule is not None and rule.outcome == "unknown_constant":
             decls.pop(next(iter(_DECL.findall(text)), ""), None)
+        for m in _STATEMENT_CHECK.finditer(text):   # the check's constant, before any audit reads it
+            check, reference, name = m.group(1), m.group(2), m.group(4)
+            passed = name in decls and reference in axioms and (rule is None or rule.outcome != "retyped")
+            decls[check] = decls[name] if passed else tuple(sorted(set(STANDARD_AXIOMS) | {"sorryAx"}))
         for m in _PRINT.finditer(text):
             name, pos = m.group(1), _pos(text, m.start())
             end = {"line": pos["line"], "column": pos["column"] + len(m.group(0))}
@@ -274,13 +280,13 @@ class FakeLean:
                             if name in decls else _msg("error", pos, end, unknown))
         signatures = {m.group(1): " ".join(m.group(2).split()) for m in _SIGNATURE.finditer(text)}
         for m in _STATEMENT_CHECK.finditer(text):
-            reference, value, name = m.group(1), m.group(2), m.group(3)
-            pos = _pos(text, m.start(2))
+            reference, value, name = m.group(2), m.group(3), m.group(4)
+            pos = _pos(text, m.start(3))
             end = {"line": pos["line"], "column": pos["column"] + len(value)}
             if name not in decls:
                 messages.append(_msg("error", pos, end, f"unknown identifier '_root_.{name}'"))
             elif reference not in axioms:
-                messages.append(_msg("error", _pos(text, m.start(1)), end, f"unknown identifier '_root_.{reference}'"))
+                messages.append(_msg("error", _pos(text, m.start(2)), end, f"unknown identifier '_root_.{reference}'"))
             elif rule is not None and rule.outcome == "retyped":
                 messages.append(_msg("error", pos, end, f"type mismatch\n  @{name}\nhas type\n  "
                                      f"{signatures.get(name, '?')} : Prop\nbut is expected to have type\n  "

@@ -33,7 +33,7 @@ def _msg(sev, line, text, col=2):
 
 
 def _audit(plan, axioms="propext, Classical.choice, Quot.sound"):
-    return _msg("info", plan.audit_line, f"'t1' depends on axioms: [{axioms}]", col=0)
+    return _msg("info", plan.audit_line, f"'{plan.audited}' depends on axioms: [{axioms}]", col=0)
 
 
 def _result(*messages, n_sorries=0, outcome=Outcome.OK, repl_error=None):
@@ -47,7 +47,8 @@ def test_statement_check_reference_shares_a_trailing_open_in_of_the_preamble(ans
     assert "open Real in\naxiom sdpo_ref_" in body and "\nopen Real in\ntheorem t3" in body
     assert body.split("\n")[plan.visible_offset].startswith("theorem t3 : Real.pi > 3 :=")
     check = body.split("\n")[plan.check_line - 1]
-    assert check.startswith("set_option maxHeartbeats 400000 in example : type_of% @_root_.sdpo_ref_")
+    assert check.startswith(f"set_option maxHeartbeats 400000 in theorem _root_.{plan.audited} : "
+                            "type_of% @_root_.sdpo_ref_")
     assert check.endswith(" := @_root_.t3")
     assert plan.audit_line == plan.check_line + 1 == body.count("\n")   # the audit is the last line
 
@@ -71,14 +72,14 @@ def test_statements_open_in_still_prefixes_the_theorem_after_model_helpers():
     reference = next(i for i, ln in enumerate(lines) if ln.startswith("axiom sdpo_ref_"))
     assert lines[theorem - 1] == "open Real in" and lines[reference - 1] == "open Real in"
     assert plan.visible_source.splitlines()[theorem - plan.visible_offset - 1] == "open Real in"
-    assert lines[plan.audit_line - 1] == "#print axioms _root_.t3"
+    assert lines[plan.audit_line - 1] == f"#print axioms _root_.{plan.audited}"
 
 
 def test_assembled_file_uses_trusted_header_dataset_statement_and_audit(plan):
     s = plan.snippet
     assert s.header == "import Mathlib\nimport Aesop\n"
     body_lines = s.body.split("\n")
-    assert body_lines[plan.audit_line - 1] == "#print axioms _root_.t1"
+    assert body_lines[plan.audit_line - 1] == f"#print axioms _root_.{plan.audited}"
     assert body_lines[plan.visible_offset] == STATEMENT.rstrip("\n")
     assert "open BigOperators Real Nat Topology Rat" in s.body.split(STATEMENT)[0]
 
@@ -101,8 +102,10 @@ def test_verdict_table(plan):
         (_result(_audit(plan, "propext, sorryAx")), Verdict.SORRY),
         (_result(_audit(plan, "propext, cheat")), Verdict.FORBIDDEN),
         (_result(_audit(plan, "propext, Lean.ofReduceBool")), Verdict.FORBIDDEN),
-        (_result(_msg("info", plan.audit_line, "'t1' does not depend on any axioms", col=0)), Verdict.VALID),
-        (_result(_msg("error", plan.audit_line, "Unknown constant `t1`", col=15)), Verdict.STATEMENT_MISMATCH),
+        (_result(_msg("info", plan.audit_line, f"'{plan.audited}' does not depend on any axioms", col=0)),
+         Verdict.VALID),
+        (_result(_msg("error", plan.audit_line, f"Unknown constant `{plan.audited}`", col=15)),
+         Verdict.STATEMENT_MISMATCH),
         (_result(), Verdict.FORBIDDEN),   # audit silently missing
         (_result(outcome=Outcome.TIMEOUT), Verdict.TIMEOUT),
         (_result(outcome=Outcome.INFRA), Verdict.INFRA),

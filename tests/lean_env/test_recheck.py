@@ -144,7 +144,7 @@ def test_lean4checker_confirms_after_the_offline_compile_is_judged_valid(recheck
     assert result.status == "confirmed", result.message
     source = recheck_tools[1] / ".sdpo_recheck" / "SdpoRecheck" / "Q1.lean"
     text = source.read_text()
-    assert "#print axioms _root_.t1" in text and "in example : type_of% @_root_.sdpo_ref_" in text
+    assert "#print axioms _root_.sdpo_check_" in text and "in theorem _root_.sdpo_check_" in text
     assert "axiom sdpo_ref_" in text
     assert source.with_suffix(".olean").exists()
 

@@ -229,19 +229,19 @@ def test_check_names_resolve_to_the_root_constants_whatever_the_model_declares(h
     reference = check.split("@_root_.")[1].split()[0]
     helper = [f"{ns}.rfl" for ns in ("Nat", "Real", "BigOperators", "Topology", "Rat", "Foo") if f"namespace {ns}\n"
               in helpers]
-    env = {"rfl", "Eq", "t1", reference, *helper}
+    env = {"rfl", "Eq", "t1", reference, plan.audited, *helper}
     scope = HEADER_OPENS + opens
     assert sorted(resolve("rfl", env, "", scope, aliases)) == sorted(["rfl", *helper])   # the old check's `rfl`
     idents = [t.text for t in lex(check) if t.kind == "ident"]
     names = [t for t in idents if t.startswith("_root_.")]
-    assert set(idents) - set(names) <= {"set_option", "maxHeartbeats", "in", "example", "type_of"}   # syntax
-    assert names == [f"_root_.{reference}", "_root_.t1"] and "type_of%" in check
+    assert set(idents) - set(names) <= {"set_option", "maxHeartbeats", "in", "theorem", "type_of"}   # syntax
+    assert names == [f"_root_.{plan.audited}", f"_root_.{reference}", "_root_.t1"] and "type_of%" in check
     assert all(resolve(n, env, "", scope, aliases) == [n.removeprefix("_root_.")] for n in names)
-    assert lines[plan.check_line - 2] == "end" and lines[plan.audit_line - 1] == "#print axioms _root_.t1"
+    assert lines[plan.check_line - 2] == "end" and lines[plan.audit_line - 1] == f"#print axioms _root_.{plan.audited}"
     mismatch = LeanMessage("error", plan.check_line, check.index("@_root_.t1"), None, None,
                            "type mismatch\n  @t1\nhas type\n  ∀ (x : ℝ), x = 2 → x + 1 = 3 : Prop\n"
                            "but is expected to have type\n  ∀ (x : ℝ), x = 2 → x + 1 = 3 : Prop")
-    audit = LeanMessage("info", plan.audit_line, 0, None, None, f"'t1' depends on axioms: [{STD}]")
+    audit = LeanMessage("info", plan.audit_line, 0, None, None, f"'{plan.audited}' depends on axioms: [{STD}]")
     assert judge(RunResult("x", Outcome.OK, 0.1, (mismatch, audit)), plan).verdict is M
     assert judge(RunResult("x", Outcome.OK, 0.1, (audit,)), plan).verdict is V
 
@@ -251,9 +251,9 @@ def test_the_check_line_is_built_from_root_names_and_builtin_syntax_only():
     for statement, code in ((ST, OK), (def_statement, f"{def_statement}\n  fun n => n")):
         plan = build_check(screen(statement, _answer(code)))
         check = plan.snippet.body.split("\n")[plan.check_line - 1]
-        name, keyword = ("t1", "example") if "t1" in statement else ("d1", "noncomputable example")
-        assert re.fullmatch(f"set_option maxHeartbeats 400000 in {keyword} : type_of% "
-                            f"@_root_\\.sdpo_ref_[0-9a-f]{{16}} := @_root_\\.{name}", check)
+        name, keyword = ("t1", "theorem") if "t1" in statement else ("d1", "noncomputable def")
+        assert re.fullmatch(f"set_option maxHeartbeats 400000 in {keyword} _root_\\.sdpo_check_[0-9a-f]{{16}} : "
+                            f"type_of% @_root_\\.sdpo_ref_[0-9a-f]{{16}} := @_root_\\.{name}", check)
 
 
 # ------------------------------------------------------------------------------------------------ the judge
@@ -301,7 +301,8 @@ JUDGE = [  # (family, what Lean prints: [(line: "check"|"audit", severity, text)
 def test_judge_requires_the_exact_outcome_on_the_check_and_audit_lines(family, printed, verdict):
     plan = _plan()
     lines = {"check": plan.check_line, "audit": plan.audit_line}
-    messages = tuple(_msg(lines[where], severity, text) for where, severity, text in printed)
+    messages = tuple(_msg(lines[where], severity, text.replace("'t1'", f"'{plan.audited}'") if where == "audit"
+                          else text) for where, severity, text in printed)
     assert judge(RunResult("x", Outcome.OK, 0.1, messages), plan).verdict is verdict
 
 
@@ -359,7 +360,7 @@ def test_a_def_statement_is_checked_by_a_noncomputable_example():
     backend = InProcessRepl()
     result = asyncio.run(verify(Task("d1", statement, HEADER), _answer(f"{statement}\n  fun n => n"), backend))
     assert result.verdict is V, result.detail
-    assert " in noncomputable example : type_of% @_root_.sdpo_ref_" in backend.bodies[0]
+    assert " in noncomputable def _root_.sdpo_check_" in backend.bodies[0]
 
 
 def test_screening_stays_linear_on_64_kb_of_attributes_and_options():

@@ -96,11 +96,11 @@ def test_the_judge_rejects_any_message_below_the_audit_line():
     below it means the backend numbered lines differently from the assembler (the real audit moved down), so what
     the judge reads on its check and audit lines is not the check and the audit."""
     plan = build_check(screen(ST, _answer(OK), header=HEADER), HEADER)
-    forged = LeanMessage("info", plan.audit_line, 0, None, None, FAKE_AUDIT)
+    forged = LeanMessage("info", plan.audit_line, 0, None, None, FAKE_AUDIT.replace("'t1'", f"'{plan.audited}'"))
     real = LeanMessage("info", plan.audit_line + 2, 0, None, None, "'t1' depends on axioms: [cheat]")
     j = judge(RunResult("x", Outcome.OK, 0.1, (forged, real)), plan)
     assert j.verdict is F and "after the last line" in j.detail
-    ok = LeanMessage("info", plan.audit_line, 0, None, None, f"'t1' depends on axioms: [{STD}]")
+    ok = LeanMessage("info", plan.audit_line, 0, None, None, f"'{plan.audited}' depends on axioms: [{STD}]")
     assert judge(RunResult("x", Outcome.OK, 0.1, (ok,)), plan).verdict is V
 
 
@@ -247,7 +247,8 @@ def test_judge_reads_only_the_exact_answer(printed, verdict):
     plan = build_check(screen(ST, _answer(OK), header=HEADER), HEADER)
     lines = {"proof": plan.visible_offset + 2, "check": plan.check_line, "audit": plan.audit_line,
              "below": plan.audit_line + 2, "zero": 0}
-    messages = tuple(_msg(lines[where], severity, text) for where, severity, text in printed)
+    messages = tuple(_msg(lines[where], severity, text.replace("'t1'", f"'{plan.audited}'") if where == "audit"
+                          else text) for where, severity, text in printed)   # the audit is of the check's constant
     assert judge(RunResult("x", Outcome.OK, 0.1, messages), plan).verdict is verdict
 
 
