@@ -29,14 +29,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from sdpo_data.sources import read_jsonl
+from sdpo_eval.launch import finished, gpu_groups, launch
 
 TRAINED_METHODS = ("sdpo", "grpo")
 METHODS = TRAINED_METHODS + ("best_of_k",)
@@ -108,46 +107,6 @@ def best_of_k_command(cfg: dict[str, Any], problems: Sequence[str], budget: int,
     return command
 
 
-def _finished(run_dir: Path) -> bool:
-    status = run_dir / "status.json"
-    return status.exists() and json.loads(status.read_text()).get("returncode") == 0
-
-
-def gpu_groups(gpus: Sequence[str], parallel: int) -> list[list[str]] | None:
-    """`gpus` split into `parallel` disjoint groups of equal size, one per concurrent run (None: no pinning,
-    one run at a time on whatever the process sees). Concurrent runs never share a GPU: vLLM's start-up memory
-    profiling fails when another process frees GPU memory meanwhile, and verl's rollouts free it every step."""
-    if parallel < 1:
-        raise ValueError(f"--parallel must be >= 1, got {parallel}")
-    if not gpus:
-        if parallel > 1:
-            raise ValueError("--parallel > 1 needs --gpus (or CUDA_VISIBLE_DEVICES) so that each run gets its own GPUs")
-        return None
-    if len(set(gpus)) != len(gpus):
-        raise ValueError(f"GPU ids repeat in {list(gpus)}")
-    if len(gpus) % parallel:
-        raise ValueError(f"{len(gpus)} GPUs do not split into {parallel} equal groups")
-    size = len(gpus) // parallel
-    return [list(gpus[i * size:(i + 1) * size]) for i in range(parallel)]
-
-
-def _launch(command: list[str], run_dir: Path, gpus: list[str] | None = None) -> int:
-    """Run one job to completion; stdout/stderr to run_dir/stdout.log, status.json written after it ends.
-    A pinned job sees only its GPUs and starts its own local Ray instance (RAY_ADDRESS dropped: joining a shared
-    cluster would ignore the pinning)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    env = None
-    if gpus is not None:
-        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
-    start = time.time()
-    with open(run_dir / "stdout.log", "w") as out:
-        rc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env).returncode
-    (run_dir / "status.json").write_text(json.dumps({"command": command, "gpus": gpus, "returncode": rc,
-                                                     "wall_s": round(time.time() - start, 1)}, indent=2))
-    return rc
-
-
 def _pinned(method: str, command: list[str], gpus: list[str] | None) -> list[str]:
     """A trainer run on a GPU group uses all of it."""
     if gpus is None or method not in TRAINED_METHODS:
@@ -200,14 +159,14 @@ def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, method
     stop = threading.Event()
 
     def execute(method: str, problem: str | None, command: list[str], run_dir: Path) -> tuple[list[str], int | None]:
-        if _finished(run_dir) and not force:
+        if finished(run_dir) and not force:
             return command, 0
         group = free.get()
         try:
             if stop.is_set():
                 return command, None
             command = _pinned(method, command, group)
-            rc = _launch(command, run_dir, group)
+            rc = launch(command, run_dir, group)
         finally:
             free.put(group)
         if rc != 0:

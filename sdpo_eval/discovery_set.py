@@ -18,6 +18,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from sdpo_eval.launch import finished, launch
+
 # method -> (recipe algorithm part, its overrides). sdpo_confident: the SDPO setting that learns on the 135M demo
 # (bench/learning/results/learning.json); best_of_k: no actor update (verl: `critic_warmup <= global_steps` gates it).
 SET_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -76,8 +78,6 @@ def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, met
             seeds: Sequence[int], overrides: Sequence[str] = (), force: bool = False,
             dry_run: bool = False) -> list[dict]:
     """Every (method, seed) run not finished yet, one after another; [{method, seed, command, returncode}]."""
-    from sdpo_eval.discovery import _finished, _launch
-
     done = []
     for method in methods:
         for seed in seeds:
@@ -86,11 +86,11 @@ def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, met
             if dry_run:
                 print(" ".join(command))
                 rc = None
-            elif _finished(run_dir) and not force:
+            elif finished(run_dir) and not force:
                 rc = 0
             else:
                 _set_aside_unresumable_log(run_dir)
-                rc = _launch(command, run_dir)
+                rc = launch(command, run_dir)
                 if rc != 0:
                     print(f"warning: {method} seed {seed} exited {rc}; see {run_dir / 'stdout.log'}", file=sys.stderr)
             done.append({"method": method, "seed": seed, "command": command, "returncode": rc})

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import sdpo_eval.discovery as discovery
+import sdpo_eval.launch as launch
 
 
 def test_model_part_and_trainer_command(tmp_path):
@@ -38,7 +39,7 @@ def test_run_launches_fresh_process_per_problem_and_skips_finished(tmp_path, mon
         launched.append(command)
         return subprocess.CompletedProcess(command, 1 if "sdpo.ttrl.theorem=bad" in command else 0)
 
-    monkeypatch.setattr(discovery.subprocess, "run", fake_run)
+    monkeypatch.setattr(launch.subprocess, "run", fake_run)
     out = tmp_path / "disc"
     results = discovery.run("sdpo_m", ["a", "bad"], 16, out, ["sdpo", "grpo"], 0, [])
     assert [(r["method"], r["problem"], r["returncode"]) for r in results] == [
@@ -124,7 +125,7 @@ def test_ctrl_c_stops_the_sweep(tmp_path, monkeypatch):
         time.sleep(0.5)  # the child would be exiting on its own SIGINT meanwhile
         return -signal.SIGINT
 
-    monkeypatch.setattr(discovery, "_launch", interrupted)
+    monkeypatch.setattr(discovery, "launch", interrupted)
     with pytest.raises(KeyboardInterrupt):
         discovery.run("sdpo_m", ["a", "b", "c"], 16, tmp_path, ["sdpo"], 0, [])
     assert launched == ["a"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import sdpo_eval.discovery as discovery
+import sdpo_eval.launch as launch
 from sdpo_attempts.log import AttemptLog
 from sdpo_eval.discovery_set import SET_METHODS, run_set, set_command
 from sdpo_eval.discovery_summary import attempts_to_match, first_success_table, summary
@@ -66,7 +67,7 @@ def test_run_set_launches_one_process_per_method_and_seed_and_skips_finished(tmp
         return subprocess.CompletedProcess(command, 1 if "data.seed=2" in command and "+recipe=sdpo_m" in command
                                            else 0)
 
-    monkeypatch.setattr(discovery.subprocess, "run", fake_run)
+    monkeypatch.setattr(launch.subprocess, "run", fake_run)
     results = run_set("m", ["a", "b"], 16, tmp_path, ["grpo", "sdpo"], [1, 2])
     assert [(r["method"], r["seed"], r["returncode"]) for r in results] == [
         ("grpo", 1, 0), ("grpo", 2, 0), ("sdpo", 1, 0), ("sdpo", 2, 1)]
@@ -169,7 +170,7 @@ def test_a_relaunched_run_without_a_checkpoint_does_not_add_its_first_try_to_the
             handle.write(retry)
         return subprocess.CompletedProcess(command, 0)
 
-    monkeypatch.setattr(discovery.subprocess, "run", fake_run)
+    monkeypatch.setattr(launch.subprocess, "run", fake_run)
     run_set("m", ["p1", "p2"], 8, tmp_path, ["sdpo"], [1])
     records = discovery.read_attempts(sorted(tmp_path.rglob("attempts.jsonl")))
     assert discovery.runs_by_method(records, 8)["sdpo"] == {"p1": [(None, 8)], "p2": [(5, 8)]}
