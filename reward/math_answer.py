@@ -49,7 +49,8 @@ _BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b(?:\s*(?:is|:|\*\*|#|\\\]|\\\)|\$)+)?|\bthe\s+(?:correct\s+)?(?:answer|option|choice)\s+is\b"
     r"|(?<![\w-])answer\s*(?:\*\*)?\s*:|^[ \t]*#{1,6}[ \t]*answer[ \t]*$"
-    r"|^[ \t]*####(?=[ \t]*\$?-?[\d.,]*\d[ \t]*\.?[ \t]*$))",   # GSM8K's "#### 72": a line of the mark and a number
+    # GSM8K's "#### 72": a line of the mark and a number (and at most two unit words; not "#### 3. Setup")
+    r"|^[ \t]*####(?=[ \t]*\$?-?[\d.,]*\d(?:[ \t]+[a-z]+){0,2}[ \t]*\.?[ \t]*$))",
     re.IGNORECASE | re.MULTILINE)
 _GSM8K_LINE = re.compile(r"^[ \t]*####[ \t]*(\$?-?[\d.,]*\d)[ \t]*\.?\s*\Z", re.MULTILINE)
 _PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\bis\b)*")
@@ -77,7 +78,8 @@ _NOT_AN_ANSWER = {"correct", "right", "wrong", "incorrect", "below", "above", "a
                   "reasonable", "clear", "that", "this", "unknown"}
 # A gap that picks one of the boxes before it ("; the largest is $") selects, it does not list.
 _SELECTS = re.compile(r"\b(?:largest|smallest|greatest|least|biggest|maximum|minimum|max|min|only|valid|positive|"
-                      r"negative|correct|final|answer|but|however|since|because|discard|reject|pick|choose)\b",
+                      r"negative|correct|final|answer|but|however|since|because|discard|reject|pick|choose|larger|"
+                      r"smaller|greater|bigger|higher|lower)\b",
                       re.IGNORECASE)
 # A sentence after the last commitment that takes it back: a value cue states the new value ("is actually 14",
 # "should be 25"); a retraction cue only says it was wrong. A negation before a cue ("no mistake") is no retraction.
@@ -87,8 +89,8 @@ _RETRACTION_CUE = re.compile(r"\b(?:wrong|incorrect|mistakes?|errors?|miscalcula
 _NEGATED = re.compile(r"\b(?:no|not|nothing|never|any|without|for|of)\W+(?:\w+\W+){0,2}$|n't\W+(?:\w+\W+){0,2}$",
                       re.IGNORECASE)
 # A clause after an unboxed equality that only comments on it (", which matches the number of edges.").
-_COMMENT_CLAUSE = re.compile(r"\s*,\s*(?:which|as|since|because|where|confirming|matching|and this|that is)\b"
-                             r"[^$\\\d]*")
+_COMMENT_CLAUSE = re.compile(r"(?:\s+(?!(?:is|are|was|not)\b)[A-Za-z]+){0,3}\s*,\s*"   # "$..$ dollars a day, which"
+                             r"(?:which|as|since|because|where|confirming|matching|and this|that is)\b[^$\\\d]*")
 _DERIVES = re.compile(r"\b(?:hence|thus|so|therefore|then|gives?|giving|which|sum|product|total)\b|\w\s*[-+*/^]\s*\w"
                       r"|\\(?:cdot|times|div)\b", re.IGNORECASE)
 
@@ -339,21 +341,25 @@ def final_answer(reply: str | None, prompt_opens_think: bool = False) -> str | N
         answer, end = phrase[1], _sentence_end(text, phrase[0])
     else:
         return trailing_formula(text) if tagged is None else sentence_answer(tagged[:_MAX_SENTENCE])
-    retracted, corrected = correction(text[end:][-_TAIL:])
+    retracted, corrected = correction(text[end:][-_TAIL:], answer)
     return corrected if retracted else answer
 
 
-def correction(tail: str) -> tuple[bool, str | None]:
+def correction(tail: str, answer: str | None = None) -> tuple[bool, str | None]:
     """(whether `tail`, the text after the last commitment, takes it back; the value it states instead or None).
     The last cue decides: a value cue ("is actually 14", "should be $25$") retracts only when a value follows it in
     its sentence; a retraction cue ("that is wrong", "I made a mistake") always does, and its value is the one a
-    later sentence of the tail states, if any. A negated cue ("no mistake", "not wrong") is none. Only the last
+    later sentence of the tail states, if any. A negated cue ("no mistake", "not wrong") is none, and so is one
+    whose sentence names a number other than `answer` before it ("choosing 4 would be wrong"). Only the last
     `_PHRASES_TRIED` cues are read."""
     cues = sorted([*_VALUE_CUE.finditer(tail), *_RETRACTION_CUE.finditer(tail)], key=lambda m: m.start())
     for cue in cues[::-1][:_PHRASES_TRIED]:   # bounded work on cue-heavy tails
         if _NEGATED.search(tail[max(0, cue.start() - 40):cue.start()]):
             continue
         value = _stated_value(tail[cue.end():_sentence_end(tail, cue.end())])
+        before = re.split(r"[.!?\n]", tail[max(0, cue.start() - 200):cue.start()])[-1]
+        if value is None and answer and re.search(r"\d", before) and answer not in before:
+            continue   # "choosing 4 would be wrong": about another value, not the answer
         if _VALUE_CUE.fullmatch(cue.group(0)):
             if value is not None:
                 return True, value

@@ -166,9 +166,26 @@ def _unwrap_box(answer: str) -> str:
     return match.group(1) if match else answer
 
 
-@lru_cache(maxsize=4096)
 def canonical(answer: str) -> str:
     """The answer with presentation removed (see the module docstring); spaces kept where TeX needs them."""
+    return _canonical_and_unit(answer)[0]
+
+
+def unit_of(answer: str) -> frozenset[str]:
+    """The words of the unit `canonical` dropped ("\\mathrm{~km} / \\mathrm{s}" -> {km, s}), singular, without
+    powers or "square"/"cubic"; empty when it dropped none."""
+    return _canonical_and_unit(answer)[1]
+
+
+def _unit_words(pieces: list[str]) -> frozenset[str]:
+    text = re.sub(r"\\[A-Za-z]+|\^\s*\{?-?\d\}?", " ", " ".join(pieces))
+    words = {w[:-2] if w.endswith("ches") else w[:-1] if len(w) > 3 and w.endswith("s") else w
+             for w in re.findall(r"[A-Za-z]+", text) if w not in ("square", "cubic", "sq")}
+    return frozenset("foot" if w == "feet" else w for w in words)
+
+
+@lru_cache(maxsize=4096)
+def _canonical_and_unit(answer: str) -> tuple[str, frozenset[str]]:
     text = _unicode_to_tex(_unwrap_box(answer.strip()))
     text = _DELIMITERS.sub("", text)
     text = _FRAC.sub(r"\\frac", text)
@@ -180,11 +197,14 @@ def canonical(answer: str) -> str:
     text = _NUMBER_TEXT.sub(r"\1", text)
     text = _DEGREES.sub("", text)
     text = _PERCENT.sub("", text)
+    units = []
     for _ in range(4):
-        stripped = _TRAILING_UNIT.sub("", text).strip()
-        if not stripped or stripped == text or not re.search(r"[\d}]", stripped):
+        unit = _TRAILING_UNIT.search(text)
+        stripped = text[:unit.start()].strip() if unit else ""
+        if not stripped or not re.search(r"[\d}]", stripped):
             break
         text = stripped
+        units.append(unit.group(0))
     text = _ONE_LETTER_TEXT.sub(r"\1", text)
     text = _TEXT_AND.sub(", ", text) if re.search(r"\d|\\", text) else text
     text = _MEMBER_OF.sub("", text, count=1)
@@ -193,7 +213,7 @@ def canonical(answer: str) -> str:
     text = _REPEATING.sub(_repeating_to_fraction, text)
     text = re.sub(r",(?:\s*,)+", ",", text)
     text = _mixed_or_scaled(re.sub(r"\s+", " ", text).strip(" ,"))
-    return _number_from_words(text) or text
+    return _number_from_words(text) or text, _unit_words(units)
 
 
 def is_rounded(answer: str) -> bool:
@@ -249,6 +269,11 @@ def _above_one(answer: str) -> bool:
     return bool(re.fullmatch(r"-?\d+(?:\.\d+)?", answer)) and abs(Fraction(answer)) > 1
 
 
+def _as_fractions(text: str) -> str:
+    """Every decimal of `text` as the exact fraction it writes ("0.25" -> "\\frac{025}{100}")."""
+    return _DECIMAL.sub(lambda m: f"\\frac{{{m.group(1)}{m.group(2)}}}{{1{'0' * len(m.group(2))}}}", text)
+
+
 def _rounds_to(decimal: str, reference: str, min_digits: int) -> bool:
     """Whether `decimal` is the exact reference cut to its own decimals (rounded or truncated):
     |reference - decimal| < 10^-decimals, with at least `min_digits` significant digits."""
@@ -271,6 +296,9 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
     if prediction is None or not prediction.strip() or not reference.strip():
         return False
     pred, ref = canonical(prediction), canonical(reference)
+    pred_unit, ref_unit = unit_of(prediction), unit_of(reference)
+    if pred_unit and ref_unit and pred_unit != ref_unit:
+        return False   # "1.5 km/s" is not "1.5 m/s" (no conversion: 2.5 km against 2500 m is a false negative)
     pred_percent, ref_percent = has_percent(prediction), has_percent(reference)
     as_written = not pred_percent or ref_percent or _above_one(ref)  # "0.5\%" is not 0.5; "50\%" is 50
     if as_written and re.sub(r"\s", "", pred) == re.sub(r"\s", "", ref):
@@ -288,6 +316,8 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
         return pred_choice[0] == ref_choice[0] and (len(values) == 1 or answers_equal(*values))
     if ref_choice and ref_choice[1] and not pred_choice:   # the option's value alone names the same option
         return answers_equal(prediction, ref_choice[1])
+    if pred_choice and pred_choice[1] and not ref_choice:   # "(B) 25" against 25: the value it names
+        return answers_equal(pred_choice[1], reference)
     if _is_text(pred) or _is_text(ref):
         return _text_form(pred) is not None and _text_form(pred) == _text_form(ref)
     if max(len(pred), len(ref)) > MAX_CHARS:
@@ -298,8 +328,9 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
     if exact and _DECIMAL.fullmatch(pred.lstrip("-")) and \
             _rounds_to(pred, ref, ROUNDED_DIGITS if is_rounded(prediction) else MACHINE_DIGITS):
         return True
-    if exact:   # against an exact reference a decimal is the rational it writes (0.142857 is not 1/7)
-        pred = _DECIMAL.sub(lambda m: f"\\frac{{{m.group(1)}{m.group(2)}}}{{1{'0' * len(m.group(2))}}}", pred)
+    if exact or _DECIMAL.search(pred):   # a decimal against an exact reference or another decimal is the rational
+        pred = _as_fractions(pred)         # it writes (0.142857 is not 1/7, 0.1000001 is not 0.1)
+        ref = ref if exact else _as_fractions(ref)
     one_sided = pred_percent != ref_percent
     golds = [ref] + ([f"\\frac{{{ref}}}{{100}}"] if one_sided and ref_percent else [])
     guesses = ([pred] if as_written else []) + ([f"\\frac{{{pred}}}{{100}}"] if one_sided and pred_percent else [])

@@ -12,8 +12,10 @@ Graders, each called as its project calls it, with the case's reference answer a
 - `verl math_reward`: verl's hendrycks-style last-box string grader.
 Agreement = share of cases where the grader's verdict equals the expected one; a false positive is a reply graded
 correct that is not; a crash or an infra verdict counts as disagreement (ours scores a grader timeout 0, a wrong
-verdict). `round_two` is the same count over the ROUND_TWO block alone (issue 34's classes, added after the first
-420 cases).
+verdict). `round_two` and `round_three` are the same counts over the ROUND_TWO block (issue 34's classes, added after
+the first 420 cases) and the ROUND_THREE block (issue 40's sources: GSM8K, OlympiadBench, Omni-MATH, AIME/AMC,
+Minerva, NuminaMath, reasoning traces, traps). A case's `prompt_opens_think` is passed to ours as the reward option;
+the peers have no such option and grade the reply as given.
 """
 from __future__ import annotations
 
@@ -30,13 +32,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "reward_math"))
 sys.path.insert(0, str(ROOT))
 
-from grading_cases import CASES, ROUND_TWO, Case  # noqa: E402
+from grading_cases import CASES, ROUND_THREE, ROUND_TWO, Case  # noqa: E402
 
 
 def ours(case: Case) -> bool:
     from reward.math import compute_score
 
-    return compute_score("math", case.reply, case.reference)["score"] == 1.0
+    return compute_score("math", case.reply, case.reference, prompt_opens_think=case.prompt_opens_think)["score"] == 1.0
 
 
 def lm_eval_math_verify(case: Case) -> bool:
@@ -71,6 +73,17 @@ GRADERS: dict[str, Callable[[Case], bool]] = {
 }
 
 
+BLOCKS = {"round_two": ROUND_TWO, "round_three": ROUND_THREE}
+
+
+def _block(block: list[Case], wrong: list[int], false_pos: list[int]) -> dict:
+    """Agreement, false positives and false negatives over one contiguous block of CASES."""
+    first = next(i for i in range(len(CASES)) if CASES[i:i + len(block)] == block)
+    inside = range(first, first + len(block))
+    n_wrong, n_fp = sum(1 for i in wrong if i in inside), sum(1 for i in false_pos if i in inside)
+    return {"agree": len(block) - n_wrong, "n": len(block), "false_positives": n_fp, "false_negatives": n_wrong - n_fp}
+
+
 def score(grader: Callable[[Case], bool]) -> dict:
     wrong, false_pos, by_source = [], [], defaultdict(Counter)
     start = time.perf_counter()
@@ -86,12 +99,11 @@ def score(grader: Callable[[Case], bool]) -> dict:
             wrong.append(index)
             if verdict and not case.expected:
                 false_pos.append(index)
-    n, first_new = len(CASES), len(CASES) - len(ROUND_TWO)
-    new_wrong = [i for i in wrong if i >= first_new]
-    round_two = {"agree": len(ROUND_TWO) - len(new_wrong), "n": len(ROUND_TWO),
-                 "false_positives": sum(1 for i in false_pos if i >= first_new)}
+    n = len(CASES)
     return {"agreement": (n - len(wrong)) / n, "agree": n - len(wrong), "n": n, "false_positives": len(false_pos),
-            "round_two": round_two, "false_positive_cases": false_pos, "disagreeing_cases": wrong,
+            "false_negatives": len(wrong) - len(false_pos),
+            **{name: _block(block, wrong, false_pos) for name, block in BLOCKS.items()},
+            "false_positive_cases": false_pos, "disagreeing_cases": wrong,
             "by_source": {s: c["agree"] / c["n"] for s, c in sorted(by_source.items())},
             "seconds": round(time.perf_counter() - start, 2)}
 
@@ -106,10 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                "cases": len(CASES), "expected_correct": sum(c.expected for c in CASES),
                "sources": dict(Counter(c.source for c in CASES)), "graders": results}
     for name, r in results.items():
-        two = r["round_two"]
-        print(f"{name:<22} agreement {r['agreement']:.3f} ({r['agree']}/{r['n']})  false positives "
-              f"{r['false_positives']}  round two {two['agree']}/{two['n']}, {two['false_positives']} false positives  "
-              + "  ".join(f"{s} {a:.2f}" for s, a in r["by_source"].items()))
+        rounds = "  ".join(f"{b} {r[b]['agree']}/{r[b]['n']} (FP {r[b]['false_positives']}, FN "
+                           f"{r[b]['false_negatives']})" for b in BLOCKS)
+        print(f"{name:<22} agreement {r['agreement']:.3f} ({r['agree']}/{r['n']})  FP {r['false_positives']}  FN "
+              f"{r['false_negatives']}  {rounds}  " + "  ".join(f"{s} {a:.2f}" for s, a in r["by_source"].items()))
     if args.out:
         args.out.write_text(json.dumps(summary, indent=1) + "\n")
     return 0

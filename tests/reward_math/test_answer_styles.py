@@ -27,7 +27,7 @@ def graded(reply: str, reference: str, prompt_opens_think: bool = False) -> bool
     ("Janet sells 16 - 3 - 4 = 9 eggs.\nShe makes 9 * 2 = 18 dollars.\n#### 18", "18"),
     ("He pays 1,200 + 400 = 1,600 dollars in all.\n#### 1,600", "1,600"),
     ("The change is -3 degrees.\n\n#### -3", "-3"),
-    ("So each box holds 2.5 kg.\n####  2.5\n", "2.5"),
+    ("So each box holds 2.5 kg.\n####  2.5\n", "2.5"), ("It takes 10 / 2 = 5 hours.\n#### 5 hours", "5 hours"),
 ])
 def test_gsm8k_answer_line_is_the_answer(reply, answer):
     """grade-school-math dataset.py: the final answer is the number that follows "#### " on the solution's last
@@ -85,6 +85,12 @@ def test_a_remark_or_a_check_after_the_box_keeps_it(reply):
     assert final_answer(reply) == "12"
 
 
+def test_a_retraction_of_another_value_keeps_the_box():
+    """"choosing 4 would be wrong" names another value before the cue: a remark, not a retraction of 12."""
+    assert final_answer(r"So the answer is $\boxed{12}$. Note that choosing 4 would be wrong.") == "12"
+    assert final_answer(r"So the answer is $\boxed{12}$. Hmm, 12 is wrong.") is None
+
+
 # --- 3. Selection sentences between candidate boxes ---------------------------------------------------------------
 
 @pytest.mark.parametrize("reply, answer", [
@@ -96,6 +102,10 @@ def test_a_remark_or_a_check_after_the_box_keeps_it(reply):
 def test_a_selection_between_boxes_picks_one(reply, answer):
     """A short phrase that picks one candidate ("the largest is", "only the positive one") ends the box group."""
     assert final_answer(reply) == answer
+
+
+def test_a_comparative_between_boxes_selects():
+    assert final_answer(r"So $x = \boxed{3}$ or $x = \boxed{5}$; the larger root is $\boxed{5}$.") == "5"
 
 
 def test_boxes_joined_by_and_still_form_a_list():
@@ -112,6 +122,10 @@ def test_boxes_joined_by_and_still_form_a_list():
 ])
 def test_a_chained_equality_before_a_clause_is_the_answer(reply, answer):
     assert final_answer(reply) == answer
+
+
+def test_unit_words_may_sit_between_the_equality_and_its_clause():
+    assert final_answer(r"She earns $9 \cdot 2 = 18$ dollars a day, which is what the question asks.") == "18"
 
 
 @pytest.mark.parametrize("reply", [
@@ -160,6 +174,22 @@ def test_olympiadbench_units_in_the_reference(prediction, reference, equal):
     assert answers_equal(prediction, reference) is equal
 
 
+@pytest.mark.parametrize("prediction, reference", [
+    (r"1.5 \mathrm{~km} / \mathrm{s}", r"1.5 \mathrm{~m} / \mathrm{s}"), (r"3 \text{ cm}", "3 m"),
+])
+def test_two_different_units_are_different_answers(prediction, reference):
+    """A unit is dropped only to compare the numbers; two different units (no conversion) are unequal."""
+    assert not answers_equal(prediction, reference)
+
+
+@pytest.mark.parametrize("prediction, reference", [
+    (r"5 \text{ cm}^2", r"5 \text{ square cm}"), ("3 miles", r"3 \text{ mile}"), ("2 feet", "2 foot"),
+    (r"2.5 \mathrm{~m/s}", r"2.5 \mathrm{~m} \cdot \mathrm{s}^{-1}"),
+])
+def test_one_unit_written_two_ways(prediction, reference):
+    assert answers_equal(prediction, reference)
+
+
 # --- 6. Words inside the box --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("prediction, reference", [
@@ -184,6 +214,7 @@ def test_a_quantifier_does_not_hide_a_difference(prediction, reference):
 @pytest.mark.parametrize("prediction, reference, equal", [
     ("12", r"\textbf{(C)}\ 12", True), (r"\frac{1}{2}", r"\textbf{(B) }\frac12", True),
     ("13", r"\textbf{(C)}\ 12", False), ("12", r"\textbf{(C)}", False), ("(C)", r"\textbf{(C) }12", True),
+    (r"\textbf{(B)}\ 25", "25", True), (r"\textbf{(B)}\ 25", "26", False),
 ])
 def test_a_choice_reference_accepts_its_value(prediction, reference, equal):
     """An AMC answer key holds the letter and the value; a reply that states only the value names the same
@@ -202,6 +233,7 @@ def test_a_choice_reference_accepts_its_value(prediction, reference, equal):
     ("0.083333333", r"\frac{1}{12}", False), ("0.08333333334", r"\frac{1}{12}", True),
     ("(0.142857, 1)", r"(\frac{1}{7}, 1)", False), ("(0.5, 1)", r"(\frac{1}{2}, 1)", True),
     (r"\frac{1}{3}", "0.333333", True), ("0.333333", "0.333333", True), ("1.5", "1.50", True),
+    ("0.1000001", "0.1", False), (r"\approx 1.52", "1.5", False),
 ])
 def test_an_exact_reference_needs_an_exact_or_clearly_rounded_answer(prediction, reference, equal):
     """math-verify rounds a float and an exact number to 6 decimals before comparing, so 0.142857 = 1/7. We read

@@ -17,7 +17,7 @@ CASES = grading_cases.CASES
 
 
 def _verdict(case) -> bool:
-    extracted = final_answer(case.reply)
+    extracted = final_answer(case.reply, case.prompt_opens_think)
     return extracted is not None and answers_equal(extracted, reference_answer(case.reference))
 
 
@@ -27,7 +27,14 @@ def test_table_covers_every_public_suite_and_both_verdicts():
     assert sum(c.expected for c in CASES) > 100 and sum(not c.expected for c in CASES) > 100
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{i}-{c.source}" for i, c in enumerate(CASES)])
+def _param(index: int, case):
+    """A case whose note starts "known false negative" is a documented miss (docs/eval.md): strict xfail, so fixing
+    it shows."""
+    marks = pytest.mark.xfail(strict=True, reason=case.note) if case.note.startswith("known false negative") else ()
+    return pytest.param(case, id=f"{index}-{case.source}", marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(i, c) for i, c in enumerate(CASES)])
 def test_case(case):
     assert _verdict(case) is case.expected, (case.reference, case.reply[:200], case.note)
 
