@@ -189,7 +189,7 @@ def write_syntax(out: Path, tables: Tables) -> None:
     """`raw_syntax.txt` and `scoped_syntax.txt` (see the module docstring), with the tables' header."""
     unused = sorted(n for n, src in tables.readers.items() if n not in {r for x in tables.raw for r in x.readers})
     lines = tables.header + [
-        f"-- readers of characters: {len(tables.readers)} parsers ({len(unused)} used by no syntax declaration: "
+        f"-- readers of characters: {len(tables.readers)} parsers ({len(unused)} named by no syntax declaration: "
         + ", ".join(f"{n} ({tables.readers[n]})" for n in unused) + ")",
         "-- format: <readers>\\t<scope>\\t<namespace>\\t<category>\\t<first atom>\\t<atoms>\\t<package>:<module>"]
     (out / "raw_syntax.txt").write_text("\n".join(lines + sorted({x.line() for x in tables.raw})) + "\n",
