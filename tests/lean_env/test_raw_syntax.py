@@ -34,6 +34,8 @@ ACTIVATIONS = {
     "nested namespaces": "namespace ProofWidgets\nnamespace Jsx\n{hide}end Jsx\nend ProofWidgets\n",
     "namespace, then open": "namespace ProofWidgets\nopen Jsx\n{hide}end ProofWidgets\n",
     "set_option and open in": "set_option maxHeartbeats 400000 in\nopen ProofWidgets.Jsx in\n{hide}",
+    "one open, both names": "open ProofWidgets Jsx\n{hide}",      # `Jsx` resolves after `ProofWidgets` is open
+    "a namespace inside it": "namespace ProofWidgets.Jsx.Inner\n{hide}end ProofWidgets.Jsx.Inner\n",
 }
 
 
@@ -66,6 +68,7 @@ def test_an_open_inside_the_proof_is_checked_too(inside):
     "namespace ProofWidgets2\nend ProofWidgets2\n",
     "namespace Jsx\nend Jsx\n",                  # a root namespace of that name is not ProofWidgets.Jsx
     "open scoped BigOperators Topology\n",
+    "open «ProofWidgets.Jsx»\n",                # one name component with a dot: not the namespace ProofWidgets.Jsx
 ])
 def test_honest_opens_stay_accepted(code):
     result = _screen(code + f"{SIG} := by\n  subst h\n  norm_num")
