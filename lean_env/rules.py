@@ -15,6 +15,9 @@
   masked timeout, never a failure), so every bound starts at 1; the caps are 10x the trusted header's 400000
   heartbeats and about 20x Lean's defaults elsewhere (maxRecDepth 512, synthInstance.maxHeartbeats 20000, …).
 - `open`: only namespaces, optionally `scoped`; no `renaming`, `hiding` or `(…)` (they alias names).
+- Syntax that reads characters (`lean_env/tables/raw_syntax.txt`): no `open`/`namespace` that could activate a
+  namespace holding such syntax (`open_problem`, `namespace_problem`: ProofWidgets.Jsx), and no first atom of a
+  global one (RAW_OPENERS: `#help`), except the readers the lexer follows (LEXED_READERS).
 - Attributes: the names of ALLOWED_ATTRIBUTES, each with only the argument words ATTRIBUTE_ARGS lists for it (and
   numbers): an argument that is a term, a tactic or a rule builder running code (aesop's `tactic`, `(pattern := …)`,
   `(rule_sets := …)`) is FORBIDDEN, since Lean elaborates or runs it while the helper is declared.
