@@ -23,6 +23,9 @@ The rules, in Lean's order:
 Kinds: ident, hash (a `#…` command token), num, str, char, name, comment, sym (any other token), error.
 Departure (stricter, never laxer): a string containing `{` is an error (after `s!`, `m!`, `throwError`, … Lean
 reads it as an interpolated string and parses the braces as code).
+Outside this contract: syntax whose parser reads characters itself rather than tokens (ProofWidgets' JSX text after
+`open ProofWidgets.Jsx`, `#help`'s `rawIdent`; listed in `lean_env/tables/raw_syntax.txt`). The screen refuses what
+would switch it on (`lean_env.rules`: `open_problem`, `namespace_problem`, RAW_OPENERS).
 """
 from __future__ import annotations
 
