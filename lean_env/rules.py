@@ -10,10 +10,13 @@
 - Names are scanned in identifiers and in name literals (`` `sorryAx ``, ``` ``Lean.Elab.foo ```), which name a
   constant as surely as an identifier does; a syntax quotation (`` `(tactic| …) ``) is metaprogramming: FORBIDDEN.
 - Options: `set_option` (plain, `… in` before a command, or inside a proof) only for an option of OPTION_BOUNDS with
-  a decimal number in its bounds, or `linter.*` with true/false, in any spelling (`«debug».skipKernelTC` is
-  `debug.skipKernelTC`: not allowed). `0` turns a limit off (`maxHeartbeats 0` makes a proof that never ends a
-  masked timeout, never a failure), so every bound starts at 1; the caps are 10x the trusted header's 400000
-  heartbeats and about 20x Lean's defaults elsewhere (maxRecDepth 512, synthInstance.maxHeartbeats 20000, …).
+  a decimal number in its bounds, or one of BOOLEAN_PREFIXES/BOOLEAN_OPTIONS (`linter.*`, `tactic.hygienic`) with
+  true/false, in any spelling (`«debug».skipKernelTC` is `debug.skipKernelTC`: not allowed). `0` turns a limit
+  off (`maxHeartbeats 0` makes a proof that never ends a masked timeout, never a failure), so every bound starts at 1;
+  the caps are 10x the trusted header's 400000 heartbeats, the 100000 of maxRecDepth that published proofs use
+  (Seed-Prover's miniF2F proofs, `bench/lean/screen_real_proofs.py`), and about 20x Lean's defaults elsewhere
+  (synthInstance.maxHeartbeats 20000, …). The boolean ones change which warnings print or whether tactic-made names
+  are accessible, never what the kernel accepts, and the model's options end with its section, before the check.
 - `open`: only namespaces, optionally `scoped`; no `renaming`, `hiding` or `(…)` (they alias names).
 - Syntax that reads characters (`lean_env/tables/raw_syntax.txt`): no `open`/`namespace` that could activate a
   namespace holding such syntax (`open_problem`, `namespace_problem`: ProofWidgets.Jsx), and no first atom of a
@@ -54,12 +57,14 @@ ALLOWED_ATTRIBUTES = frozenset(ATTRIBUTE_ARGS)
 HEADER_MAX_HEARTBEATS = 400_000   # DEFAULT_HEADER's `set_option maxHeartbeats`, and the bound of the model's code
 OPTION_BOUNDS: dict[str, tuple[int, int]] = {
     "maxHeartbeats": (1, 10 * HEADER_MAX_HEARTBEATS),
-    "maxRecDepth": (1, 10_000),
+    "maxRecDepth": (1, 100_000),
     "synthInstance.maxHeartbeats": (1, 400_000),
     "synthInstance.maxSize": (1, 2_560),
     "exponentiation.threshold": (1, 5_120),
 }
 ALLOWED_OPTIONS = frozenset(OPTION_BOUNDS)
+BOOLEAN_PREFIXES = ("linter.",)   # options under these may be set to true or false (not `pp.*`: red-team round 1, 3)
+BOOLEAN_OPTIONS = frozenset({"tactic.hygienic"})   # and these
 FORBIDDEN_PARTS = frozenset({
     "native_decide", "native", "ofReduceBool", "ofReduceNat", "reduceBool", "reduceNat", "trustCompiler",
     "implemented_by", "extern", "by_elab", "run_tac", "run_cmd", "run_elab", "run_meta", "evalExpr", "evalConst",
@@ -128,10 +133,11 @@ def prefix_problem(prefix: Prefix) -> str | None:
     if len(args) != 2 or args[0].kind != "ident":
         return "malformed `set_option`"
     option = ".".join(name_parts(args[0].text))
-    if option.startswith("linter."):
+    if option.startswith(BOOLEAN_PREFIXES) or option in BOOLEAN_OPTIONS:
         return None if args[1].text in ("true", "false") else f"`set_option {option}` takes true or false"
     if option not in OPTION_BOUNDS:
-        return f"the option `{option}` may not be set (allowed: {', '.join(sorted(OPTION_BOUNDS))}, linter.*)"
+        return (f"the option `{option}` may not be set (allowed: {', '.join(sorted(OPTION_BOUNDS))}; linter.*, "
+                "tactic.hygienic with true/false)")
     low, high = OPTION_BOUNDS[option]
     if not (args[1].kind == "num" and args[1].text.isdigit() and low <= int(args[1].text) <= high):
         return f"`set_option {option}` needs a decimal number from {low} to {high}, not `{args[1].text}`"

@@ -2,12 +2,14 @@
 
 Contract: `screen` never raises on any model output and runs in linear time. `.ok` is True only when the answer
 block has exactly this shape (comments anywhere; the rules live in `lean_env.rules`):
-  `import` lines and a verbatim copy of the trusted header            (dropped: the trusted header is used)
+  `import` lines and a verbatim copy of the trusted header, or of its plain `open`/`set_option` commands in any
+    order (only what the header sets)                                 (dropped: the trusted header is used)
   any of, each optionally after `open … in` / `set_option … in`:
     helper `theorem`/`lemma`/`def`/`abbrev` under a fresh name (modifiers private/protected/noncomputable,
-      allowlisted attributes), `namespace X … end X` / `section … end` around helpers,
+      allowlisted attributes), `namespace X … end X` / `[noncomputable] section … end` around helpers,
     plain `open A B`, `set_option <allowlisted option> <value>`
-  theorem <name> <the dataset's signature, token for token> := <proof>     (at root; nothing after it)
+  theorem <name> <the dataset's signature, token for token> := <proof>     (at root: in no namespace)
+  the `end`s of the sections still open, if any                       (nothing else after the theorem)
 and no kept token uses `sorry`/`admit`/`sorryAx` (SORRY), a forbidden name or option (FORBIDDEN). Then
 `helpers + statement.core + " :=" + proof` is what the model wrote with its copy of the statement replaced by the
 dataset's. Every rejection has a reason that the feedback shows. Code blocks over MAX_CODE_CHARS are rejected
@@ -123,16 +125,38 @@ def _line(text: str, t: Token) -> int:
     return text.count("\n", 0, t.start) + 1
 
 
-def _kept_from(code: list[Token], header: str | None) -> int:
-    """Index of the first kept token: after leading `import`s and a verbatim copy of the trusted header."""
+def _header_keys(cmd: Command) -> frozenset[tuple[str, ...]] | None:
+    """What a plain `open …` (one key per namespace) or `set_option n v` sets, None for any other command."""
+    if cmd.plain is None or cmd.prefixes or cmd.attributes or cmd.modifiers or cmd.body:
+        return None
+    args = [t.text for t in cmd.plain.tokens[1:]]
+    if cmd.plain.keyword == "set_option":
+        return frozenset({("set_option", ".".join(name_parts(args[0])), *args[1:])}) if args else None
+    scoped = args[:1] == ["scoped"]
+    return frozenset(("open", str(scoped), ".".join(name_parts(a))) for a in args[scoped:])
+
+
+def _kept_from(code: list[Token], text: str, header: str | None) -> int:
+    """Index of the first kept token: after leading `import`s and a verbatim copy of the trusted header, or a copy of
+    its `open`/`set_option` commands in any order (each plain and setting only what the header sets, so dropping it
+    changes nothing: the header is in force anyway)."""
     i = 0
     while i + 1 < len(code) and code[i].text == "import" and code[i + 1].kind == "ident":
         i += 2
-    if header:
-        trusted = _code(header)
-        copy = [t.text for t in trusted[_kept_from(trusted, None):]]
-        if copy and [t.text for t in code[i:i + len(copy)]] == copy:
-            i += len(copy)
+    if not header:
+        return i
+    trusted = _code(header)
+    rest = trusted[_kept_from(trusted, header, None):]
+    if rest and [t.text for t in code[i:i + len(rest)]] == [t.text for t in rest]:
+        return i + len(rest)
+    keys = frozenset().union(*(_header_keys(c) or () for c in split_commands(rest, header)))
+    window = code[i:i + len(rest) + 2]   # a copy has the header's tokens: its last command ends inside the window
+    for cmd in split_commands(window, text)[:-1]:
+        cmd_keys = _header_keys(cmd)
+        if not cmd_keys or not cmd_keys <= keys:
+            break
+        assert cmd.plain is not None
+        i += len(cmd.plain.tokens)
     return i
 
 
@@ -203,7 +227,7 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
         if head is None:
             raise Reject(Verdict.FORBIDDEN, "`open … in`, `set_option … in` or a modifier ends the answer")
         where = f"(line {_line(text, head)})"
-        if target is not None:
+        if target is not None and (head.text != "end" or not stack):   # only the `end`s of its sections
             raise Reject(Verdict.FORBIDDEN,
                          f"nothing may follow the theorem `{statement.name}`; found `{head.text}` {where}")
         decorated = bool(cmd.attributes or cmd.modifiers)
@@ -225,10 +249,11 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
         elif head.text in DECLARATIONS and cmd.body and cmd.body[0].kind == "ident":
             name = name_parts(cmd.body[0].text)
             if name == target_name and head.text != "abbrev":
-                if stack:
-                    opened = f"{stack[-1][0]} {'.'.join(stack[-1][1])}".strip()
+                spaces = [".".join(parts) for kind, parts in stack if kind == "namespace"]
+                if spaces:   # a section keeps the name at root; a namespace would rename the theorem
                     raise Reject(Verdict.FORBIDDEN,
-                                 f"the theorem `{statement.name}` must be at root, outside `{opened}` {where}")
+                                 f"the theorem `{statement.name}` must be at root, outside `namespace {spaces[-1]}` "
+                                 f"{where}")
                 target = (cmd, _target_proof(cmd, statement, text))
                 continue
             prefix = tuple(p for kind, parts in stack if kind == "namespace" for p in parts)
@@ -240,6 +265,9 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
                                             "abbrev, namespace/section … end, open, set_option may precede the theorem")
     if target is None:
         raise Reject(Verdict.STATEMENT_MISMATCH, f"no `theorem {statement.name}` in the answer")
+    if stack:   # else the assembler's `end` would close it, and the check would run in the model's scope
+        opened = f"{stack[-1][0]} {'.'.join(stack[-1][1])}".strip()
+        raise Reject(Verdict.FORBIDDEN, f"`{opened}` around the theorem `{statement.name}` is not closed after it")
     return target
 
 
@@ -268,7 +296,7 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
         return ScreenResult(False, f"contains U+{ord(brk.group()):04X} {char} (line {line}), a line break for the "
                             "Kimina server but not for Lean", Verdict.FORBIDDEN, statement)
     code = _code(text)
-    kept = code[_kept_from(code, header):]
+    kept = code[_kept_from(code, text, header):]
     try:
         _scan_names(kept, text)
         _check_raw_openers(kept, text)

@@ -1,0 +1,211 @@
+"""Screen, assemble and judge the provers' published proofs: how many honest proofs does the reward refuse?
+
+    python bench/lean/screen_real_proofs.py [--raw bench/lean/raw] [--out bench/lean/results/screen_real_proofs.json]
+
+Each source of SOURCES is one archive (or JSONL) file of a public repository at a pinned commit; put its bytes at
+`<raw>/<owner>+<name>/<path>` first (the folder is git-ignored; fetched proofs never go into a commit), e.g.
+`git --git-dir <mirror of the repo> show <commit>:<path> > bench/lean/raw/<owner>+<name>/<path>`. A missing file is
+reported and skipped. Every proof was checked by its authors, so each is an honest proof.
+
+A proof is paired with the dataset row of its theorem's name (`/work/shared/data` minif2f/proofnet, the statements the
+reward checks): the proof file, as a model's ```lean4 block, goes through `screen` with the row's statement and
+header, `build_check`, the REPL double's Lean (`lean_env.testing.semantics`: every command elaborates, `#print axioms`
+answers as Lean does) and `judge`. So every refusal comes from the screen or from the judge's layout checks (check
+and audit lines located and answered as for an honest proof), never from Lean. A proof whose own copy of the
+statement differs from the dataset's (another miniF2F revision) is counted as `statement_differs` and then checked
+against its own statement and its own header (the file's leading import/set_option/open lines).
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import sys
+import zipfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from lean_env import build_check, judge, screen  # noqa: E402
+from lean_env.assemble import DEFAULT_HEADER  # noqa: E402
+from lean_env.backends.common import parse_repl_response  # noqa: E402
+from lean_env.lexer import lex  # noqa: E402
+from lean_env.testing.semantics import FakeLean  # noqa: E402
+from lean_env.types import Verdict  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path("/work/shared/data")
+
+
+@dataclass(frozen=True)
+class Source:
+    id: str
+    prover: str
+    repo: str
+    commit: str
+    path: str          # the archive, JSONL file or folder in the repository
+    member: str = r"\.lean$"   # which archive members are proofs
+
+
+SOURCES = (
+    Source("kimina-preview-minif2f-test", "Kimina-Prover-Preview", "MoonshotAI/Kimina-Prover-Preview",
+           "7abd61a5d9861bf5c15b195c216c1bb233ac32e4", "minif2f_test_solved.zip"),
+    Source("kimina-preview-minif2f-test-filtered", "Kimina-Prover-Preview", "MoonshotAI/Kimina-Prover-Preview",
+           "7abd61a5d9861bf5c15b195c216c1bb233ac32e4", "minif2f_test_solved_filtered_0710.zip"),
+    Source("deepseek-v2-minif2f", "DeepSeek-Prover-V2", "deepseek-ai/DeepSeek-Prover-V2",
+           "e598a57ea3284997d4a2a168a069fdd5064afbc8", "minif2f-solutions.zip"),
+    Source("seed-prover-minif2f", "Seed-Prover", "ByteDance-Seed/Seed-Prover",
+           "7d3875a2bd68538d1f98ea62f5c9a56035d33b5f", "SeedProver/MiniF2F.zip"),
+    Source("non-overlapping-failures-minif2f-test", "Kimina-Prover-Preview-Distill-7B, Goedel-Prover-SFT, "
+           "DeepSeek-Prover-V2-7B", "script-jpg/non-overlapping-failures", "b163c44cc7502d906343b9db2abde8935c2864d9",
+           "data/corrected_proofs"),
+    Source("deepseek-v1.5-few-shot", "DeepSeek-Prover-V1.5 few-shot examples", "deepseek-ai/DeepSeek-Prover-V1.5",
+           "2c4ba9119eef74d0d611f494261b2c5bae98c69a", "datasets/minif2f_valid_few_shot.jsonl"),
+)
+
+
+def _proofs(src: Source, raw: Path, test: list[dict]) -> list[tuple[str, str]]:
+    """(member id, the proof file's text) of one source; [] when its file is not under `raw`. A folder holds
+    `<i>/<model>/<attempt>.txt` tactic blocks (at column 0) proving miniF2F test problem i (`test`, in dataset order):
+    the checked file was that row's statement, a line break and the block (the source's eval notebook)."""
+    file = raw / src.repo.replace("/", "+") / src.path
+    if not file.exists():
+        return []
+    if file.is_dir():
+        return sorted((str(p.relative_to(file)), test[int(p.parts[-3])]["formal_statement"] + "\n" +
+                       p.read_text("utf-8")) for p in file.glob("*/*/*.txt"))
+    if file.suffix == ".jsonl":   # statement + proof rows
+        rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [(r["name"], r["formal_statement"] + r["formal_proof"]) for r in rows]
+    with zipfile.ZipFile(io.BytesIO(file.read_bytes())) as z:
+        return sorted((n, z.read(n).decode("utf-8")) for n in z.namelist()
+                      if re.search(src.member, n) and "__MACOSX" not in n)
+
+
+def _dataset() -> tuple[dict[str, dict], list[dict]]:
+    """Rows by name, and the miniF2F test rows in file order."""
+    rows, test = {}, []
+    for name in ("proofnet.jsonl", "minif2f.jsonl"):
+        for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            rows[row["name"]] = row
+            if name == "minif2f.jsonl" and row["split"] == "test":
+                test.append(row)
+    return rows, test
+
+
+def _theorem(text: str) -> tuple[str, str] | None:
+    """(name, own statement `theorem … := by`) of the last `theorem`/`lemma` of a proof file whose name is a row of the
+    dataset, else of its last one; the statement ends at the first `:=` outside brackets."""
+    code = [t for t in lex(text) if t.kind != "comment"]
+    found = None
+    for i in range(len(code) - 1):
+        if code[i].text in ("theorem", "lemma") and code[i + 1].kind == "ident" and code[i - 1].text != "private":
+            depth = 0
+            for t in code[i + 2:]:
+                depth += t.text in ("(", "[", "{", "⦃") or -(t.text in (")", "]", "}", "⦄"))
+                if t.text == ":=" and depth == 0:
+                    found = (code[i + 1].text, text[code[i].start:t.end] + " by\n")
+                    break
+    return found
+
+
+def _own_header(text: str) -> str:
+    """The file's leading import / set_option / open lines (blank lines kept)."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        if line.strip() and not re.match(r"(import|set_option|open)\b", line):
+            break
+        lines.append(line)
+    return "".join(lines)
+
+
+class _DoubleLean:
+    """The REPL double's Lean, in process: a backend whose every command elaborates (unless it says `sorry`)."""
+
+    def __init__(self) -> None:
+        self.lean = FakeLean()
+
+    def run(self, snippet):
+        header, _ = self.lean.command(snippet.header, None)
+        answer, _ = self.lean.command(snippet.body, header["env"])
+        return parse_repl_response(snippet.id, answer, 0.0)
+
+
+def check(statement: str, header: str, code: str, lean: _DoubleLean) -> tuple[str, str, str]:
+    """(stage, verdict, reason) of one proof: stage `screen`, `judge` or `paid`."""
+    screened = screen(statement, f"```lean4\n{code}\n```\n", header=header)
+    if not screened.ok:
+        return "screen", screened.verdict.value, screened.reason
+    plan = build_check(screened, header)
+    j = judge(lean.run(plan.snippet), plan)
+    return ("paid", "", "") if j.verdict is Verdict.VALID else ("judge", j.verdict.value, j.detail)
+
+
+def run(raw: Path) -> dict:
+    (rows, test), lean = _dataset(), _DoubleLean()
+    sources, results = [], []
+    for src in SOURCES:
+        proofs = _proofs(src, raw, test)
+        sources.append({"id": src.id, "prover": src.prover, "repo": src.repo, "commit": src.commit,
+                        "path": src.path, "proofs": len(proofs), "present": bool(proofs)})
+        for member, text in proofs:
+            found = _theorem(text)
+            entry = {"source": src.id, "id": member, "theorem": found[0] if found else None}
+            if found is None:
+                results.append({**entry, "stage": "pairing", "verdict": "", "reason": "no theorem in the file"})
+                continue
+            name, own = found
+            row = rows.get(name)
+            stage, verdict, reason = ("", "", "")
+            if row is not None:
+                stage, verdict, reason = check(row["formal_statement"], row["header"], text, lean)
+                entry["statement"] = "dataset"
+            if row is None or (stage == "screen" and verdict == Verdict.STATEMENT_MISMATCH.value):
+                entry["statement"] = "own" if row is None else "statement_differs"
+                stage, verdict, reason = check(own, _own_header(text) or DEFAULT_HEADER, text, lean)
+            results.append({**entry, "stage": stage, "verdict": verdict, "reason": reason})
+    return _summary(sources, results)
+
+
+def _summary(sources: list[dict], results: list[dict]) -> dict:
+    refused = [r for r in results if r["stage"] not in ("paid", "pairing")]
+    total = sum(r["stage"] != "pairing" for r in results)
+    reasons = Counter(re.sub(r" \(line \d+\)", "", r["reason"]).replace(f"`{r['theorem']}`", "<theorem>")
+                      for r in refused)
+    return {
+        "command": "python bench/lean/screen_real_proofs.py",
+        "sources": sources,
+        "proofs": total,
+        "paid": total - len(refused),
+        "refused": len(refused),
+        "refusal_rate": round(len(refused) / total, 4) if total else None,
+        "by_source": {s["id"]: {"proofs": sum(r["source"] == s["id"] and r["stage"] != "pairing" for r in results),
+                                "refused": sum(r["source"] == s["id"] for r in refused)} for s in sources},
+        "statement": dict(Counter(r.get("statement", "none") for r in results)),
+        "unpaired": [{"source": r["source"], "id": r["id"]} for r in results if r["stage"] == "pairing"],
+        "refusal_classes": dict(reasons.most_common()),
+        "refusals": [{k: r[k] for k in ("source", "id", "theorem", "statement", "stage", "verdict", "reason")}
+                     for r in refused],
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--raw", type=Path, default=ROOT / "bench/lean/raw", help="where the sources' files lie")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench/lean/results/screen_real_proofs.json")
+    args = ap.parse_args(argv)
+    summary = run(args.raw)
+    args.out.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    missing = [s["path"] for s in summary["sources"] if not s["present"]]
+    print(f"{summary['proofs']} proofs, {summary['refused']} refused ({summary['refusal_rate']}); missing: {missing}")
+    for reason, n in summary["refusal_classes"].items():
+        print(f"{n:5d}  {reason[:150]}")
+
+
+if __name__ == "__main__":
+    main()

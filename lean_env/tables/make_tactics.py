@@ -1,0 +1,80 @@
+"""Generate `tactics.txt`: the tactic names of the import closure, which `split_commands` reads as continuations.
+
+    python -m lean_env.tables.make_tactics --mathlib <git dir> --commit <mathlib commit> \\
+        --package batteries=<git dir> --package aesop=<git dir> --package Qq=<git dir> \\
+        --package proofwidgets=<git dir> --package importGraph=<git dir> [--core lean_env/tables/core_tactics.txt]
+
+A tactic's leading word (`cases'`, `simp_rw`, `by_contra!`) is no token: the `tactic` and `conv` categories read it
+as an identifier (`(behavior := both)`, `Lean.Elab.Term.toParserDescr.processAtom`), so `tokens.txt` cannot list it.
+This scan reads the same syntax declarations as `make_tables` (same closure, same `lean_source` reader) and keeps the
+first atom of each `tactic`/`conv` declaration when it is identifier-like. Core Lean's tactics come from
+`core_tactics.txt` (transcribed from the lean4 source its header names, as `core.txt` is: no lean4 tree is scanned).
+Output lines are `<name>\\t<scope>`, sorted, after `--` header lines naming the sources.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from lean_env.tables.lean_source import declarations, parser_definitions
+from lean_env.tables.make_tables import _IDENT_LIKE, _closure, _git, _read_tree
+
+_CATEGORIES = frozenset({"tactic", "conv"})
+
+
+def tactic_names(texts: list[str]) -> dict[str, str]:
+    """`{name: scope}` of the identifier-like leading atoms of the tactic and conv syntax of `texts` (a `local`
+    declaration is left out: it is active only in its own file)."""
+    names: dict[str, str] = {}
+    for text in texts:
+        for d in (*declarations(text), *parser_definitions(text)):
+            if d.category in _CATEGORIES and d.leading_atom and d.atoms and \
+                    d.scope != "local" and _IDENT_LIKE.fullmatch(d.atoms[0]):
+                if names.get(d.atoms[0]) != "global":
+                    names[d.atoms[0]] = d.scope
+    return names
+
+
+def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> tuple[dict[str, str], list[str]]:
+    """(tactic names, header lines) of the import closure of the Mathlib commit, plus core's (`core`)."""
+    manifest = json.loads(_git(mathlib, "show", f"{commit}:lake-manifest.json"))
+    full = _git(mathlib, "rev-parse", commit).strip()
+    header = [f"-- mathlib {full} (Lean {_git(mathlib, 'show', f'{commit}:lean-toolchain').strip()})"]
+    modules: dict[str, str] = {}
+    for p in sorted(manifest["packages"], key=lambda p: p["name"]):
+        if p["name"] in packages:
+            header.append(f"-- {p['name']} {p['url']} {p['rev']}")
+            for path, text in _read_tree(packages[p["name"]], p["rev"]).items():
+                modules.setdefault(path[:-5].replace("/", "."), text)
+    for path, text in _read_tree(mathlib, full).items():
+        modules[path[:-5].replace("/", ".")] = text
+    scanned = _closure(modules)
+    header.append(f"-- {len(scanned)} modules scanned: the import closure of Mathlib, Aesop")
+    names = tactic_names([modules[m] for m in scanned])
+    lines = core.read_text(encoding="utf-8").splitlines()
+    header += [ln for ln in lines if ln.startswith("--") and not ln.startswith("-- format")]
+    for name, _, scope in (ln.partition("\t") for ln in lines if ln and not ln.startswith("--")):
+        if names.get(name) != "global":
+            names[name] = scope
+    return names, header
+
+
+def main(argv: list[str] | None = None) -> None:
+    here = Path(__file__).parent
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mathlib", type=Path, required=True, help="git dir of a mathlib4 clone or mirror")
+    ap.add_argument("--commit", required=True, help="the Mathlib commit the statements use")
+    ap.add_argument("--package", action="append", default=[], help="NAME=GITDIR for each lake-manifest package")
+    ap.add_argument("--core", type=Path, default=here / "core_tactics.txt", help="core Lean's tactic names")
+    ap.add_argument("--out", type=Path, default=here / "tactics.txt")
+    args = ap.parse_args(argv)
+    packages = {k: Path(v) for k, _, v in (p.partition("=") for p in args.package)}
+    names, header = build(args.mathlib, args.commit, packages, args.core)
+    lines = header + ["-- format: <tactic name>\\t<scope> (global, or scoped: active after `open` of its namespace)"]
+    args.out.write_text("\n".join(lines + [f"{n}\t{names[n]}" for n in sorted(names)]) + "\n", encoding="utf-8")
+    print(f"{len(names)} tactic names -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

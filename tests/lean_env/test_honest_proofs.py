@@ -1,0 +1,120 @@
+"""Honest proofs the screen refused (issue 39 part 3), by class, each next to the cheats its relaxed rule still stops.
+
+The classes come from the provers' published proofs (`bench/lean/screen_real_proofs.py`,
+`bench/lean/results/screen_real_proofs.json`) and from the issue:
+- a tactic block at column 0 (the proof as `statement\\n<tactics>`, as the non-overlapping-failures evaluation of
+  Kimina-Prover-Distill, Goedel-Prover-SFT and DeepSeek-Prover-V2 checks them) with a tactic the continuation list
+  lacked (`cases'`, `refine'`, `simp_rw`, `by_contra!`, `subst_vars`, ...), or a term line at column 0 inside brackets;
+- the trusted header copied with its imports or opens in another order (Kimina-Prover-Preview, Seed-Prover);
+- `set_option maxRecDepth 100000`, `tactic.hygienic false` (Seed-Prover);
+- `noncomputable section … end` around the theorem (the issue).
+Not accepted (the red-team corpora refuse them): `pp.*` options, a `#print axioms` after the theorem.
+"""
+import pytest
+
+from lean_env import Verdict, build_check, screen
+
+HEADER = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\n"
+ST = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
+SIG = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3"
+F = Verdict.FORBIDDEN
+
+
+def _screen(code: str, header: str = HEADER):
+    return screen(ST, f"<think>plan</think>\n```lean4\n{code}\n```\n", header=header)
+
+
+COLUMN_0_TACTICS = ["cases' h with a b", "refine' ⟨_, _⟩", "simp_rw [h]", "by_contra! h'", "contrapose! h",
+                    "apply_fun (· + 1) at h", "induction' x using Nat.strong_induction_on with n ih", "subst_vars",
+                    "revert h", "assumption", "replace h := h", "rcases h with ⟨a, b⟩", "push_cast at h",
+                    "field_simp at h", "positivity", "interval_cases x", "nlinarith [h]", "rw_mod_cast [h]",
+                    "exact_mod_cast h", "omega", "decide", "simp_all only [h]", "calc x + 1 = 2 + 1 := by rw [h]"]
+
+
+@pytest.mark.parametrize("tactic", COLUMN_0_TACTICS)
+def test_a_tactic_at_column_0_is_part_of_the_proof(tactic):
+    r = _screen(f"{ST}{tactic}\nnorm_num")
+    assert r.ok, r.reason
+    assert r.proof.rstrip().endswith("norm_num")
+
+
+@pytest.mark.parametrize("proof", [
+    "nlinarith [sq_nonneg (x - 1), sq_nonneg (x + 1),\nmul_pos one_pos one_pos]",   # a list continued at column 0
+    "have h2 : x + 1 = 3 := by\n  calc x + 1 = 2 + 1 := by rw [h]\n_ = 3 := by norm_num\nexact h2",   # a calc step
+    "exact (by\nsubst h\nnorm_num : x + 1 = 3)",
+    "subst h\ncalc\nx + 1 = 2 + 1 := by rfl\n_ = 3 := by norm_num",   # the first calc step (Kimina-Prover-Distill)
+])
+def test_a_term_line_at_column_0_inside_brackets_or_a_calc_step_is_part_of_the_proof(proof):
+    r = _screen(f"{ST}{proof}")
+    assert r.ok, r.reason
+
+
+@pytest.mark.parametrize("proof", [
+    "norm_num\nmystery_command x",              # an unknown word at column 0, outside brackets: a new command
+    "nlinarith [h,\n#eval 1]",                 # `#…` starts a command anywhere
+    "nlinarith [h,\ninstance : Inhabited ℕ := ⟨0⟩]",   # so does a command keyword
+    "norm_num\ndeclare_syntax_cat foo",
+])
+def test_a_command_at_column_0_is_still_a_command(proof):
+    r = _screen(f"{ST}{proof}")
+    assert not r.ok and r.verdict is F, r.reason
+
+
+REORDERED = "import Aesop\nimport Mathlib\n\nset_option maxHeartbeats 0\n\nopen BigOperators Nat Rat Real Topology\n\n"
+
+
+def test_the_trusted_header_copied_in_another_order_is_dropped():
+    r = _screen(f"{REORDERED}{SIG} := by\n  subst h\n  norm_num")
+    assert r.ok, r.reason
+    assert "maxHeartbeats" not in r.helpers and "open" not in r.helpers
+
+
+def test_a_header_line_that_the_trusted_header_lacks_is_model_code():
+    trusted = HEADER.replace("maxHeartbeats 0", "maxHeartbeats 400000")
+    r = _screen(f"{REORDERED}{SIG} := by\n  subst h\n  norm_num", header=trusted)   # `maxHeartbeats 0` is the model's
+    assert not r.ok and "maxHeartbeats" in r.reason
+    r = _screen(f"import Mathlib\nopen Real Finset\n{SIG} := by\n  subst h\n  norm_num")   # `Finset` is the model's
+    assert r.ok and r.helpers.strip() == "open Real Finset", r.helpers
+    r = _screen(f"import Mathlib\nset_option maxHeartbeats 0 in\n{SIG} := by\n  norm_num")   # it prefixes the theorem
+    assert not r.ok and "maxHeartbeats" in r.reason
+
+
+@pytest.mark.parametrize("option", ["maxRecDepth 100000", "tactic.hygienic false", "tactic.hygienic true"])
+def test_options_of_honest_proofs(option):
+    r = _screen(f"set_option {option}\n{SIG} := by\n  subst h\n  norm_num")
+    assert r.ok, r.reason
+
+
+@pytest.mark.parametrize("option", ["maxRecDepth 100001", "pp.numericTypes true", "pp.all 1", "tactic.hygienic 0",
+                                    "debug.skipKernelTC true", "tactic.skipAssignedInstances true"])
+def test_options_outside_the_bounds_are_refused(option):
+    r = _screen(f"set_option {option}\n{SIG} := by\n  subst h\n  norm_num")
+    assert not r.ok and r.verdict is F, r.reason
+
+
+@pytest.mark.parametrize("code", [
+    f"noncomputable section\n{SIG} := by\n  subst h\n  norm_num\nend",
+    f"section\nopen Finset\nnoncomputable section\n{SIG} := by\n  subst h\n  norm_num\n\nend\nend",
+    f"section S\n{SIG} := by\n  subst h\n  norm_num\nend S",
+])
+def test_sections_around_the_theorem(code):
+    r = _screen(code)
+    assert r.ok, r.reason
+    lines = build_check(r, HEADER).snippet.body.splitlines()
+    opened = sum(ln.startswith(("section", "noncomputable section")) for ln in lines)
+    assert opened == sum(ln.split()[:1] == ["end"] for ln in lines)   # every section closes before the check
+    assert lines[-3] == "end" and lines[-2].startswith("set_option maxHeartbeats")
+
+
+@pytest.mark.parametrize("code", [
+    f"noncomputable section\n{SIG} := by\n  subst h\n  norm_num",                 # left open: the assembler's `end`
+    f"noncomputable section\n{SIG} := by\n  subst h\n  norm_num\nend\nend",       # one `end` too many
+    f"namespace Foo\n{SIG} := by\n  subst h\n  norm_num\nend Foo",                # a namespace renames the theorem
+    f"noncomputable section\n{SIG} := by\n  subst h\n  norm_num\nend\n#print axioms t1",
+    f"section\n{SIG} := by\n  subst h\n  norm_num\nend\ntheorem t2 : True := trivial",
+    f"section S\n{SIG} := by\n  subst h\n  norm_num\nend T",
+])
+def test_sections_that_do_not_close_after_the_theorem_are_refused(code):
+    r = _screen(code)
+    assert not r.ok and r.verdict is F, r.reason
+
