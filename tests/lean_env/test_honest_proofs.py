@@ -79,6 +79,18 @@ def test_a_header_line_that_the_trusted_header_lacks_is_model_code():
     assert not r.ok and "maxHeartbeats" in r.reason
 
 
+PROOFNET_HEADER = ("import Mathlib\n\nopen Complex Filter Function Metric Finset\nopen scoped BigOperators Topology\n\n"
+                   "open scoped BigOperators Topology\n\n")
+
+
+def test_a_proofnet_header_copied_in_another_order_is_dropped():
+    copy = "import Mathlib\nopen scoped Topology BigOperators\nopen Finset Metric Function Filter Complex\n"
+    r = _screen(f"{copy}{SIG} := by\n  subst h\n  norm_num", header=PROOFNET_HEADER)
+    assert r.ok and r.helpers == "", (r.reason, r.helpers)
+    r = _screen(f"import Mathlib\nopen Topology\n{SIG} := by\n  subst h\n  norm_num", header=PROOFNET_HEADER)
+    assert r.ok and r.helpers.strip() == "open Topology", r.helpers   # not `open scoped`: the model's own open
+
+
 @pytest.mark.parametrize("option", ["maxRecDepth 100000", "tactic.hygienic false", "tactic.hygienic true"])
 def test_options_of_honest_proofs(option):
     r = _screen(f"set_option {option}\n{SIG} := by\n  subst h\n  norm_num")
