@@ -1,4 +1,5 @@
-"""Lean's token and command tables as data (`tokens.txt`, `commands.txt`), made by `make_tables` from the sources.
+"""Lean's token and command tables as data (`tokens.txt`, `commands.txt`), made by `make_tables` from the sources,
+and its tactic names (`tactics.txt`, made by `make_tactics`: a tactic's leading word is no token).
 
 `load(name)` reads one table: the `--` lines are the header (sources and commits), every other line is
 `<entry>\t<scope>` with scope `global` or `scoped` (active only after `open <namespace>`).
@@ -9,7 +10,8 @@ from importlib.resources import files
 
 
 def load(name: str) -> dict[str, str]:
-    """`{entry: scope}` of the table file `name` shipped in this package (`tokens.txt` or `commands.txt`)."""
+    """`{entry: scope}` of the table file `name` shipped in this package (`tokens.txt`, `commands.txt`,
+    `tactics.txt`)."""
     table = {}
     for line in files(__package__).joinpath(name).read_text(encoding="utf-8").splitlines():
         if line and not line.startswith("--"):
