@@ -156,8 +156,8 @@ class Reference:
             end = s.find("\n", i)
             self.i = self.n if end < 0 else end
             self.spans.append(("comment", i, self.i))
-        elif s.startswith("/-", i):
-            self.i = self.block(i + 2)
+        elif s.startswith("/-", i):   # `/--` and `/-!` open doc comments: their body starts after the third char
+            self.i = self.block(i + (3 if s[i + 2:i + 3] in ("-", "!") else 2))
             self.spans.append(("comment", i, self.i))
         elif c == '"':
             j = i + 1
