@@ -28,7 +28,8 @@ COLUMN_0_TACTICS = ["cases' h with a b", "refine' ⟨_, _⟩", "simp_rw [h]", "b
                     "apply_fun (· + 1) at h", "induction' x using Nat.strong_induction_on with n ih", "subst_vars",
                     "revert h", "assumption", "replace h := h", "rcases h with ⟨a, b⟩", "push_cast at h",
                     "field_simp at h", "positivity", "interval_cases x", "nlinarith [h]", "rw_mod_cast [h]",
-                    "exact_mod_cast h", "omega", "decide", "simp_all only [h]", "calc x + 1 = 2 + 1 := by rw [h]"]
+                    "exact_mod_cast h", "omega", "decide", "simp_all only [h]", "calc x + 1 = 2 + 1 := by rw [h]",
+                    "iterate 2 simp", "erw [h]", "simp_arith", "simp_wf"]
 
 
 @pytest.mark.parametrize("tactic", COLUMN_0_TACTICS)
