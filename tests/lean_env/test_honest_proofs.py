@@ -50,6 +50,12 @@ def test_a_term_line_at_column_0_inside_brackets_or_a_calc_step_is_part_of_the_p
     assert r.ok, r.reason
 
 
+@pytest.mark.parametrize("proof", ["h ▸ by norm_num", "by_contra_helper h"])
+def test_a_term_proof_at_column_0_after_the_assignment_is_part_of_the_proof(proof):
+    r = _screen(f"{SIG} :=\n{proof}")
+    assert r.ok, r.reason
+
+
 @pytest.mark.parametrize("proof", [
     "norm_num\nmystery_command x",              # an unknown word at column 0, outside brackets: a new command
     "nlinarith [h,\n#eval 1]",                 # `#…` starts a command anywhere
