@@ -172,6 +172,16 @@ def run(raw: Path) -> dict:
     return _summary(sources, results)
 
 
+WHY_REFUSED = {   # refusal class (a regex on the reason) -> why such a proof cannot be accepted safely
+    r"`native_decide`": "trusts compiled code (the axiom Lean.ofReduceBool); the screen forbids it and the audit "
+                        "would refuse the axiom",
+    r"`(exact|apply|rw)\?`": "searches the environment, which holds the reference axiom of the statement check",
+    r"found `#print`": "a command after the theorem; the red-team corpus (round 1, io) refuses a `#print axioms` "
+                       "there (dropping it would be safe: a policy change to decide)",
+    r"`pp\.": "the red-team corpora (rounds 1 and 3) refuse pp.* options",
+}
+
+
 def _summary(sources: list[dict], results: list[dict]) -> dict:
     refused = [r for r in results if r["stage"] not in ("paid", "pairing")]
     total = sum(r["stage"] != "pairing" for r in results)
@@ -188,7 +198,9 @@ def _summary(sources: list[dict], results: list[dict]) -> dict:
                                 "refused": sum(r["source"] == s["id"] for r in refused)} for s in sources},
         "statement": dict(Counter(r.get("statement", "none") for r in results)),
         "unpaired": [{"source": r["source"], "id": r["id"]} for r in results if r["stage"] == "pairing"],
-        "refusal_classes": dict(reasons.most_common()),
+        "refusal_classes": {reason: {"proofs": n, "why": next((why for pattern, why in WHY_REFUSED.items()
+                                                               if re.search(pattern, reason)), None)}
+                            for reason, n in reasons.most_common()},
         "refusals": [{k: r[k] for k in ("source", "id", "theorem", "statement", "stage", "verdict", "reason")}
                      for r in refused],
     }
@@ -203,8 +215,8 @@ def main(argv: list[str] | None = None) -> None:
     args.out.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     missing = [s["path"] for s in summary["sources"] if not s["present"]]
     print(f"{summary['proofs']} proofs, {summary['refused']} refused ({summary['refusal_rate']}); missing: {missing}")
-    for reason, n in summary["refusal_classes"].items():
-        print(f"{n:5d}  {reason[:150]}")
+    for reason, row in summary["refusal_classes"].items():
+        print(f"{row['proofs']:5d}  {reason[:100]}  <- {row['why'] or 'no reason known: an honest proof refused'}")
 
 
 if __name__ == "__main__":
