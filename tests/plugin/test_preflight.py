@@ -290,3 +290,18 @@ def test_no_template_check_without_a_local_tokenizer(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert preflight.generation_prompt({"actor_rollout_ref": {"model": {"path": "org/not-cached"}}}) is None
     assert reward_problems(_math_config(Path("/nonexistent/model"), opens_think=False)) == []
+
+
+def test_a_runs_checks_come_before_its_folder_and_a_multiruns_with_each_job(monkeypatch):
+    """on_run_start (before Hydra makes the run folder) checks a run; on_job_start checks only a multirun's jobs,
+    which have no on_run_start, so a run is not checked twice."""
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    monkeypatch.setattr(startup_checks, "startup_problems", lambda cfg: ["NotEnoughGPUs: no"])
+    callback = startup_checks.StartupChecks()
+    callback.on_job_start(OmegaConf.create({"hydra": {"mode": RunMode.RUN}}))
+    for start in (lambda: callback.on_run_start(OmegaConf.create({})),
+                  lambda: callback.on_job_start(OmegaConf.create({"hydra": {"mode": RunMode.MULTIRUN}}))):
+        with pytest.raises(SystemExit, match="found 1 problem"):
+            start()
