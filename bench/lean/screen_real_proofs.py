@@ -107,7 +107,8 @@ def _theorem(text: str) -> tuple[str, str] | None:
         if code[i].text in ("theorem", "lemma") and code[i + 1].kind == "ident" and code[i - 1].text != "private":
             depth = 0
             for t in code[i + 2:]:
-                depth += t.text in ("(", "[", "{", "⦃") or -(t.text in (")", "]", "}", "⦄"))
+                if t.kind == "sym":   # bracket tokens such as `[MOD` open one
+                    depth += sum(map(t.text.count, "([{⟨⦃")) - sum(map(t.text.count, ")]}⟩⦄"))
                 if t.text == ":=" and depth == 0:
                     found = (code[i + 1].text, text[code[i].start:t.end] + " by\n")
                     break
