@@ -44,7 +44,7 @@ _END_OF_TURN = re.compile(
     r"<\|(?:im_end|im_start|eot_id|endoftext|end_of_text|end)\|>|</s>|<end_of_turn>|<｜end▁of▁sentence｜>"
 )
 _SPECIAL_TOKEN = re.compile(r"<\|[^|<>]{1,40}\|>|<s>")
-_HOPE = re.compile(r"\s*I hope (?:it|this|that) is correct\.?", re.IGNORECASE)
+_HOPE = re.compile(r"(?<!\s)\s*I hope (?:it|this|that) is correct\.?", re.IGNORECASE)   # one start per run
 _BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b(?:\s*(?:is|:|\*\*|#|\\\]|\\\)|\$)+)?|\bthe\s+(?:correct\s+)?(?:answer|option|choice)\s+is\b"

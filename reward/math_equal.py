@@ -186,7 +186,8 @@ def _unit_words(pieces: list[str]) -> frozenset[str]:
 
 @lru_cache(maxsize=4096)
 def _canonical_and_unit(answer: str) -> tuple[str, frozenset[str]]:
-    text = _unicode_to_tex(_unwrap_box(answer.strip()))
+    # One space per run first: the patterns below open with \s*, quadratic in the length of a whitespace run.
+    text = re.sub(r"\s+", " ", _unicode_to_tex(_unwrap_box(answer.strip())))
     text = _DELIMITERS.sub("", text)
     text = _FRAC.sub(r"\\frac", text)
     text = _THIN_SPACE.sub(lambda m: "," if m.group(0) == "{,}" else "", text)
@@ -223,7 +224,7 @@ def is_rounded(answer: str) -> bool:
 
 def has_percent(answer: str) -> bool:
     """Whether the answer carries a percent sign or word (see `canonical`)."""
-    return bool(_PERCENT.search(answer))
+    return bool(_PERCENT.search(re.sub(r"\s+", " ", answer)))   # one space per run: _PERCENT opens with \s*
 
 
 def _is_text(answer: str) -> bool:

@@ -99,6 +99,10 @@ def test_final_answer(reply, answer):
     "\\boxed{1} hence a+b= " * 10_000,
     "<answer>" * 20_000 + "</answer>",
     "<answer>1</answer>" * 10_000,
+    "\\boxed{1" + " " * 20_000 + "2}",
+    "So \\boxed{5}. " + "actually " * 10_000,
+    "So \\boxed{5}. " + "That is wrong. " * 5_000,
+    "#### " * 20_000 + "1",
 ])
 def test_extraction_is_linear_time(reply):
     start = time.perf_counter()
