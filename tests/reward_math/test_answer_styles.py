@@ -6,7 +6,9 @@ from the sources' own formats and graders (read, not copied):
 - math-verify `grader.py` (`sympy_numeric_eq`: a float and an exact number are equal when both round to 6 decimals,
   "we want 1/3 == 0.333333 to work"): the tolerance class, where we depart (docs/eval.md says why);
 - AMC answer keys (`\textbf{(C)}\ 12`: letter and value);
-- Open-Reasoner-Zero / Qwen3 traces (a think block reopened after `</think>` and cut off).
+- reasoning traces: DeepScaleR's rule-based reward (a reply without `</think>` scores 0, the answer is read after the
+  last `</think>`) and Open-Reasoner-Zero's "Assistant: <think>" prompt; a think block reopened after `</think>` and
+  cut off is the same unfinished reasoning.
 """
 from __future__ import annotations
 
