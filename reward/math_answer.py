@@ -84,8 +84,13 @@ _SELECTS = re.compile(r"\b(?:largest|smallest|greatest|least|biggest|maximum|min
 # A sentence after the last commitment that takes it back: a value cue states the new value ("is actually 14",
 # "should be 25"); a retraction cue only says it was wrong. A negation before a cue ("no mistake") is no retraction.
 _VALUE_CUE = re.compile(r"\b(?:actually|in fact|should (?:be|have been)|instead)\b", re.IGNORECASE)
-_RETRACTION_CUE = re.compile(r"\b(?:wrong|incorrect|mistakes?|errors?|miscalculat\w*|miscount\w*|oops)\b",
-                             re.IGNORECASE)
+# A retraction says the reply itself erred ("I made a mistake", "that is wrong", "12 is incorrect"), not that an error
+# exists somewhere ("this avoids the common error", "a frequent mistake is ...").
+_RETRACTION_CUE = re.compile(
+    r"\b(?:oops|miscalculat\w*|miscount\w*|(?:I|we)\s+(?:have\s+)?(?:made|make)\s+(?:a|an|some)\s+(?:\w+\s+)?"
+    r"(?:mistakes?|errors?)|(?:that|this|it|which|my answer|the answer|[\d.]+)\s*(?:is|was|'s)\s+"
+    r"(?:wrong|incorrect))\b",
+    re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:no|not|nothing|never|any|without|for|of)\W+(?:\w+\W+){0,2}$|n't\W+(?:\w+\W+){0,2}$",
                       re.IGNORECASE)
 # A clause after an unboxed equality that only comments on it (", which matches the number of edges.").

@@ -72,6 +72,8 @@ def test_a_correction_after_the_box_replaces_it(reply, answer):
 @pytest.mark.parametrize("reply", [
     r"So the answer is $\boxed{12}$. Wait, that is wrong: I mixed up the edges and the faces.",
     r"So the answer is $\boxed{12}$. Oops, I made a mistake in the second step.",
+    r"So the answer is $\boxed{12}$. Hmm, I made an arithmetic error somewhere.",
+    r"So the answer is $\boxed{12}$. Hold on, this is incorrect.",
 ])
 def test_a_retraction_without_a_new_value_leaves_no_answer(reply):
     """A box the reply takes back without stating another value is no commitment (a false negative at worst)."""
@@ -82,6 +84,8 @@ def test_a_retraction_without_a_new_value_leaves_no_answer(reply):
     r"So the answer is $\boxed{12}$. This is actually a neat way to count the edges.",
     r"So the answer is $\boxed{12}$. Let me double-check for errors: $3 \cdot 4 = 12$. No mistake.",
     r"So the answer is $\boxed{12}$. I checked it twice and found no error.",
+    r"So the answer is $\boxed{12}$. This avoids the common error of counting each corner twice.",
+    r"So the answer is $\boxed{12}$. A frequent mistake is to count the faces instead.",
 ])
 def test_a_remark_or_a_check_after_the_box_keeps_it(reply):
     assert final_answer(reply) == "12"
