@@ -65,18 +65,25 @@ _CHOICE = re.compile(rf"{_CHOICE_TEXT}\(\s*([A-Ea-e])\s*\)\s*\}}?(?:\s*([-\d\\.]
 _UNIT_WORDS = (
     "square units|sq units|units|unit|square feet|square inches|square meters|square centimeters|square cm|sq ft|"
     "cubic feet|cubic inches|cubic units|cubic centimeters|degrees|degree|radians|radian|dollars|dollar|cents|cent|"
-    "inches|inch|feet|foot|ft|yards|yard|miles|mile|mph|meters|meter|km|cm|mm|hours|hour|hrs|minutes|minute|mins|"
+    "inches|inch|feet|foot|ft|yards|yard|miles|mile|mph|meters|meter|kilometers|kilometer|centimeters|centimeter|"
+    "millimeters|millimeter|kilograms|kilogram|km|cm|mm|hours|hour|hrs|minutes|minute|mins|"
     "seconds|second|days|day|weeks|years|pounds|pound|lbs|ounces|grams|kg|liters|gallons|yuan|people|students|ways|"
     "points|cookies|marbles|handshakes|games|tiles|cups|coins|apples|pages|steps|times|numbers|integers|digits")
 # Units only inside a text group; OlympiadBench's physics answers add J, N, W, K, Pa, V, A, C, Hz, eV, mol, T.
-_UNIT_SYMBOLS = ("m|s|g|h|l|L|mL|ml|hr|min|sec|rad|mi|lb|oz|km/h|m/s|J|kJ|N|W|kW|K|Pa|kPa|V|A|C|Hz|eV|MeV|mol|T|nm|"
-                 "mg|ms")
+_UNIT_SYMBOLS = ("m|s|g|h|l|L|mL|ml|hr|min|sec|rad|mi|lb|oz|in|yd|km/h|mi/h|m/s|J|kJ|N|W|kW|K|Pa|kPa|V|A|C|Hz|"
+                 "eV|MeV|mol|T|nm|mg|ms")
 _TEXT_UNIT = (rf"\\(?:text|mbox|textnormal|textrm|mathrm|textbf|textit)\s*\{{\s*(?:{_UNIT_WORDS}|{_UNIT_SYMBOLS})"
               r"\s*(?:\^\s*\{?[23]\}?)?\s*\}")
 # One unit at the end, with its power and the "/" or "\cdot" that joins it to the unit before it (a compound unit
 # "\mathrm{~m} / \mathrm{s}^{2}" goes one unit per pass).
 _TRAILING_UNIT = re.compile(rf"\s*(?:(?:/|\\cdot)\s*)?(?:{_TEXT_UNIT}|(?<![A-Za-z\\])(?:{_UNIT_WORDS})\b)\s*"
                             r"(?:\^\s*\{?-?[1-3]\}?)?\s*\.?$")
+# A unit's names as one symbol, so "3 hours" and "3 \text{ h}" carry the same unit (`unit_of`).
+_UNIT_SYMBOL = {"centimeter": "cm", "meter": "m", "metre": "m", "kilometer": "km", "millimeter": "mm", "inch": "in",
+                "foot": "ft", "feet": "ft", "yard": "yd", "mile": "mi", "second": "s", "sec": "s", "minute": "min",
+                "hour": "h", "hr": "h", "hrs": "h", "day": "d", "gram": "g", "kilogram": "kg", "liter": "L", "l": "L",
+                "pound": "lb", "lbs": "lb", "ounce": "oz", "radian": "rad", "degree": "deg"}
+_COMPOUND_UNIT = {"mph": ("mi", "h"), "kmh": ("km", "h")}
 _MEMBER_OF = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?\s*\\in\b\s*")
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _REPEATING = re.compile(r"(-?)(?<![\d.])(\d*)\.(\d*)\\overline\{(\d+)\}")   # starts only where a number does
@@ -178,10 +185,12 @@ def unit_of(answer: str) -> frozenset[str]:
 
 
 def _unit_words(pieces: list[str]) -> frozenset[str]:
+    """Unit symbols of the dropped pieces; {"unit"} (a generic "units") matches any unit."""
     text = re.sub(r"\\[A-Za-z]+|\^\s*\{?-?\d\}?", " ", " ".join(pieces))
     words = {w[:-2] if w.endswith("ches") else w[:-1] if len(w) > 3 and w.endswith("s") else w
              for w in re.findall(r"[A-Za-z]+", text) if w not in ("square", "cubic", "sq")}
-    return frozenset("foot" if w == "feet" else w for w in words)
+    symbols = frozenset(_UNIT_SYMBOL.get(w, w) for w in words)
+    return frozenset(s for unit in symbols for s in _COMPOUND_UNIT.get(unit, (unit,)))
 
 
 @lru_cache(maxsize=4096)
@@ -298,7 +307,7 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
         return False
     pred, ref = canonical(prediction), canonical(reference)
     pred_unit, ref_unit = unit_of(prediction), unit_of(reference)
-    if pred_unit and ref_unit and pred_unit != ref_unit:
+    if pred_unit and ref_unit and pred_unit != ref_unit and "unit" not in pred_unit | ref_unit:
         return False   # "1.5 km/s" is not "1.5 m/s" (no conversion: 2.5 km against 2500 m is a false negative)
     pred_percent, ref_percent = has_percent(prediction), has_percent(reference)
     as_written = not pred_percent or ref_percent or _above_one(ref)  # "0.5\%" is not 0.5; "50\%" is 50

@@ -191,6 +191,9 @@ def test_two_different_units_are_different_answers(prediction, reference):
 @pytest.mark.parametrize("prediction, reference", [
     (r"5 \text{ cm}^2", r"5 \text{ square cm}"), ("3 miles", r"3 \text{ mile}"), ("2 feet", "2 foot"),
     (r"2.5 \mathrm{~m/s}", r"2.5 \mathrm{~m} \cdot \mathrm{s}^{-1}"),
+    (r"5 \text{ cm}^2", r"5 \text{ square centimeters}"), ("3 hours", r"3 \text{ h}"), ("4 inches", r"4 \text{ in}"),
+    ("60 mph", r"60 \text{ mi/h}"), (r"10 \text{ square units}", r"10 \text{ cm}^2"), ("7 seconds", r"7 \text{ s}"),
+    ("2 kilograms", r"2 \text{ kg}"), ("30 minutes", r"30 \text{ min}"),
 ])
 def test_one_unit_written_two_ways(prediction, reference):
     assert answers_equal(prediction, reference)
