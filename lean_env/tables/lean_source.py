@@ -297,22 +297,26 @@ def parser_attributes(text: str) -> list[tuple[str, str, tuple[str, ...]]]:
 
 def namespaces(text: str, lex: list[Lexeme] | None = None) -> Callable[[int], str]:
     """`at(offset)`: the namespace open at `offset` of `text`, from its `namespace X` / `section [X]` / `end [X]`
-    commands at the start of a line (an `end` closes the innermost scope, as Lean requires it to name; `mutual … end`
-    is a scope that adds no namespace)."""
-    changes, stack = [(0, "")], []   # stack: the namespace parts each open scope added (a section adds none)
+    commands at the start of a line. As in Lean, `namespace A.B` opens one scope per component and `end A.B` closes
+    as many (`end B` then `end A` works too); a section, `section A.B` or `mutual … end` opens scopes without a
+    namespace."""
+    changes, stack = [(0, "")], []   # stack: (namespace component or "", scopes it counts for)
     lex = lexemes(text) if lex is None else lex
     for k, t in enumerate(lex):
         if t.kind != "word" or t.text not in ("namespace", "section", "mutual", "end") or \
                 not _SCOPE_PREFIX.fullmatch(text, text.rfind("\n", 0, t.start) + 1, t.start):
             continue
-        arg = lex[k + 1].text if k + 1 < len(lex) and lex[k + 1].kind == "word" else ""
-        if t.text == "namespace" and arg:
-            stack.append(tuple(p.strip("«»") for p in arg.split(".")))
+        arg = lex[k + 1].text if k + 1 < len(lex) and lex[k + 1].kind == "word" and t.text != "mutual" else ""
+        parts = [p.strip("«»") for p in arg.split(".")] if arg else []
+        if t.text == "namespace":
+            stack.extend((p, 1) for p in parts)
         elif t.text in ("section", "mutual"):
-            stack.append(())
-        elif t.text == "end" and stack:
-            stack.pop()
-        changes.append((t.start, ".".join(p for parts in stack for p in parts)))
+            stack.append(("", max(1, len(parts))))
+        else:
+            closes = max(1, len(parts))
+            while closes > 0 and stack:
+                closes -= stack.pop()[1]
+        changes.append((t.start, ".".join(p for p, _ in stack if p)))
     starts = [c[0] for c in changes]
     return lambda offset: changes[bisect.bisect_right(starts, offset) - 1][1]
 

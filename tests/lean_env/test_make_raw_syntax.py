@@ -54,6 +54,11 @@ def test_namespaces_follow_namespace_section_mutual_and_end():
     assert at(NESTED.index("def f")) == "A" and at(len(NESTED)) == ""
 
 
+def test_a_dotted_namespace_may_be_closed_one_component_at_a_time():
+    text = "namespace P.Q\nsection S.T\nend S.T\nend Q\nscoped syntax \"in_p\" : term\nend P\n"
+    assert [d.namespace for d in declarations(text)] == ["P"]
+
+
 def test_scoped_bracket_names_its_namespace():
     (d,) = [d for d in declarations(HTML) if d.atoms == ("𝔓",)]
     assert d.scope == "scoped" and d.namespace == "Pointwise"
