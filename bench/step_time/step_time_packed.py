@@ -64,7 +64,9 @@ def packed_summary(jobs: list[tuple[Path, str]]) -> tuple[dict, dict]:
             "samples": row["grpo"]["samples"],
         })
         lengths[length] = entry
-    goal_met = {f: all(lengths[n].get(f"ratio_{f}_over_grpo", float("inf")) <= goal for n in lengths)
+    # None: not measured at every length (nothing to say yet)
+    goal_met = {f: (all(lengths[n][f"ratio_{f}_over_grpo"] <= goal for n in lengths)
+                    if all(f"ratio_{f}_over_grpo" in lengths[n] for n in lengths) else None)
                 for f, goal in GOALS.items()}
     summary = {"call": {folder.name: call for folder, call in jobs}, "config": next(iter(configs.values())),
                "lengths": lengths, "goals": GOALS, "goal_met": goal_met}

@@ -81,6 +81,15 @@ def test_calls_of_one_length_each_merge_with_every_ratio_to_its_own_calls_grpo(t
     assert row["ratio_srpo_over_grpo"] == round((grpo_a + 5.0) / (grpo_a + 10.0), 3)  # below 1: a slower GRPO
     assert row["job"] == {"grpo_fused": "call_b", "sdpo": "call_a", "srpo": "call_b"}
     assert summary["call"] == {"call_a": "a", "call_b": "b"}
+    assert summary["goal_met"] == {"sdpo": True, "srpo": True}
+
+
+def test_a_family_not_measured_at_every_length_has_no_verdict(tmp_path):
+    folder = packed_job(tmp_path)
+    (folder / "phases_sdpo.json").unlink()
+    out = tmp_path / "out"
+    assert summarise(folder, out).returncode == 0
+    assert json.loads(out.with_suffix(".json").read_text())["goal_met"] == {"sdpo": None, "srpo": False}
 
 
 def test_two_calls_with_different_packed_settings_are_refused(tmp_path):
