@@ -1,7 +1,8 @@
 """Start-up check of the attention implementation, before Ray: `actor_rollout_ref.model.override_config.
 attn_implementation` (verl's default flash_attention_2) must be one transformers knows, and its package must be
 importable here. A missing flash-attn would otherwise surface minutes later, inside a Ray worker, as an import error
-in the model. Which implementation runs where: README, "Attention and packed sequences".
+in the model; so would flash_attention_4 on packed rows with a flash-attn-4 older than 4.0.0b39 (Hopper). Which
+implementation runs where: docs/training.md, "Attention and packed sequences".
 """
 from __future__ import annotations
 
@@ -17,8 +18,34 @@ VERL_DEFAULT_ATTENTION = "flash_attention_2"  # verl/workers/config/model.py: ov
 FLASH_ATTENTION_PACKAGES = {
     "flash_attention_2": ("flash_attn", "flash-attn", "pip install flash-attn (a CUDA build)"),
     "flash_attention_3": ("flash_attn_interface", "flash-attn-3", "build flash-attention's hopper/ folder"),
-    "flash_attention_4": ("flash_attn", "flash-attn-4", "pip install flash-attn-4 (Hopper or Blackwell)"),
+    "flash_attention_4": ("flash_attn", "flash-attn-4", "pip install flash-attn-4==4.0.0b40 (Hopper or Blackwell)"),
 }
+# flash-attn-4 before 4.0.0b39 drops tensor length bounds only on Blackwell; transformers passes packed rows' bounds as
+# tensors, so flash_attention_4 on packed rows fails on Hopper ("Expected IntTuple ... got 3082", H200, 2026-12-05)
+FA4_PACKED_HOPPER_MIN = (4, 0, 0, 39)
+
+
+def _fa4_release(version: str) -> tuple[int, ...]:
+    """'4.0.0b36' -> (4, 0, 0, 36); a final release sorts after its betas: '4.0.0' -> (4, 0, 0, 10**9)."""
+    main, _, beta = version.partition("b")
+    numbers = tuple(int(x) for x in main.split(".")[:3] if x.isdigit())
+    return numbers + (int(beta) if beta.isdigit() else 10**9,)
+
+
+def _fa4_packed_problem(impl: str, model: Mapping[str, Any]) -> str | None:
+    """The known failure of transformers' flash_attention_4 on packed rows with a flash-attn-4 older than b39."""
+    if impl != "flash_attention_4" or not model.get("use_remove_padding", False):
+        return None
+    try:
+        version = importlib.metadata.version("flash-attn-4")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    if _fa4_release(version) >= FA4_PACKED_HOPPER_MIN:
+        return None
+    return (f"{ATTENTION_KEY} is flash_attention_4 with flash-attn-4 {version} and packed rows "
+            f"(use_remove_padding): before 4.0.0b39 it fails on Hopper at the first forward (\"Expected IntTuple\"); "
+            f"pip install flash-attn-4==4.0.0b40, or ++{ATTENTION_KEY}=fa4_varlen (the same kernel with integer "
+            f"bounds, any version)")
 
 
 def _alternatives(impl: str) -> str:
@@ -58,7 +85,8 @@ def attention_problems(config: Mapping[str, Any]) -> list[str]:
         if not _installed(module, distribution) and (ours or importlib.util.find_spec("kernels") is None):
             return [f"{ATTENTION_KEY} is {impl}, which needs the {distribution} package, which this Python cannot "
                     f"import ({install}; or choose {_alternatives(impl)})"]
-        return []
+        known_failure = _fa4_packed_problem(impl, model)
+        return [known_failure] if known_failure else []
     known = ["eager", *AttentionInterface._global_mapping]
     if impl in known or "/" in str(impl):  # "org/repo" names a hub kernel, which transformers fetches itself
         return []

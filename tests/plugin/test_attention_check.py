@@ -79,3 +79,32 @@ def test_the_hydra_callback_stops_the_run_before_ray(without, monkeypatch):
     cfg = OmegaConf.create({"actor_rollout_ref": {"model": {"override_config": {}}}})
     with pytest.raises(SystemExit, match="Attention: .*flash_attention_2"):
         StartupChecks().on_run_start(cfg)
+
+
+def packed(impl: str) -> dict:
+    cfg = config(impl)
+    cfg["actor_rollout_ref"]["model"]["use_remove_padding"] = True
+    return cfg
+
+
+@pytest.mark.parametrize("version, refused", [("4.0.0b36", True), ("4.0.0b38", True), ("4.0.0b39", False),
+                                              ("4.0.0b40", False), ("4.0.0", False), ("4.1.0", False)])
+def test_flash_attention_4_packed_with_a_flash_attn_4_older_than_b39_is_the_known_hopper_failure(
+        monkeypatch, version, refused):
+    """transformers hands flash-attn-4 packed rows' length bounds as tensors; before 4.0.0b39 flash-attn-4 drops them
+    only on Blackwell, so on Hopper the first forward fails ("Expected IntTuple ..."; H200, 2026-12-05)."""
+    monkeypatch.setattr(attention_check, "_installed", lambda module, dist: dist == "flash-attn-4")
+    monkeypatch.setattr(attention_check.importlib.metadata, "version", lambda dist: version)
+    problems = attention_problems(packed("flash_attention_4"))
+    assert bool(problems) == refused
+    if refused:
+        assert f"flash-attn-4 {version}" in problems[0] and "pip install flash-attn-4==4.0.0b40" in problems[0]
+        assert "fa4_varlen" in problems[0]
+    assert attention_problems(config("flash_attention_4")) == []  # not packed: the bounds are not tensors
+    assert attention_problems(packed("fa4_varlen")) == []  # ours passes integers with any version
+
+
+def test_the_install_hint_pins_the_flash_attn_4_that_ran_packed_on_hopper(monkeypatch):
+    monkeypatch.setattr(attention_check, "_installed", lambda module, dist: False)
+    (problem,) = attention_problems(config("fa4_varlen"))
+    assert "pip install flash-attn-4==4.0.0b40" in problem
