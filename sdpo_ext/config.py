@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from omegaconf import OmegaConf
 from verl.base_config import BaseConfig
+from verl.utils.config import omega_conf_to_dataclass
 from verl.workers.config import FSDPActorConfig
 
 from sdpo_ext.distill_weights import TOKEN_WEIGHTINGS
@@ -208,3 +210,15 @@ class RunConfig(BaseConfig):
     prompt_style: Optional[str] = None
     data_dir: Optional[str] = None
     full_batch_size: Optional[int] = None
+
+
+def run_config(config) -> RunConfig | None:
+    """The typed top-level `sdpo` block of verl's composed config (interpolations resolved), or None without one.
+    ValueError names an unknown or mistyped key."""
+    block = config.get("sdpo", None)
+    if block is None:
+        return None
+    try:
+        return omega_conf_to_dataclass(OmegaConf.to_container(block, resolve=True), dataclass_type=RunConfig)
+    except Exception as e:  # OmegaConf's key/type errors
+        raise ValueError(f"the top-level `sdpo` block does not fit sdpo_ext.config.RunConfig: {e}") from e

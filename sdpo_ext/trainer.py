@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING
 
 import ray
 import transfer_queue as tq
-from omegaconf import OmegaConf
 from tensordict import TensorDict
 from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1 import trainer_base
@@ -45,9 +43,6 @@ from sdpo_ext.teacher_fields import teacher_fields
 from sdpo_ext.ttrl_hooks import TTRLHooks
 from sdpo_ext.val_metrics import validation_pass_at_k
 
-if TYPE_CHECKING:
-    from sdpo_ext.config import RunConfig
-
 logger = logging.getLogger(__name__)
 
 _ACTOR_ROLES = (Role.ActorRollout, Role.ActorRolloutRef)
@@ -57,26 +52,12 @@ def _as_list(value) -> list:
     return value.tolist() if hasattr(value, "tolist") else list(value)
 
 
-def run_config(config) -> RunConfig | None:
-    """The typed top-level `sdpo` block of verl's composed config (interpolations resolved), or None without one.
-    ValueError names an unknown or mistyped key."""
-    from sdpo_ext.config import RunConfig  # not at the top: see SDPOTrainer.__init__
-
-    block = config.get("sdpo", None)
-    if block is None:
-        return None
-    try:
-        return omega_conf_to_dataclass(OmegaConf.to_container(block, resolve=True), dataclass_type=RunConfig)
-    except Exception as e:  # OmegaConf's key/type errors
-        raise ValueError(f"the top-level `sdpo` block does not fit sdpo_ext.config.RunConfig: {e}") from e
-
-
 class SDPOTrainer(TTRLHooks, PPOTrainerSync):
     def __init__(self, config):
         # Imported here, not at the top: sdpo_ext.config imports verl, whose plugin loading imports this module; a
         # process that imports sdpo_ext.config first (e.g. unpickling an actor config) would otherwise hit the cycle
         # and lose the plugin's registrations.
-        from sdpo_ext.config import sdpo_loss_selected
+        from sdpo_ext.config import run_config, sdpo_loss_selected
 
         if config.get("sdpo", None) is not None:
             check_config_keys(config)

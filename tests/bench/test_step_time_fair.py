@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from sdpo_ext.config import sdpo_loss_selected
+from sdpo_ext.config import run_config, sdpo_loss_selected
 from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
-from sdpo_ext.trainer import run_config
 from tests.recipes.test_recipes import compose_recipe
 
 ROOT = Path(__file__).resolve().parents[2]

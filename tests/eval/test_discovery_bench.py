@@ -44,7 +44,7 @@ def test_the_job_command_composes_for_both_tasks(tmp_path, monkeypatch, capsys):
     from omegaconf import OmegaConf
 
     from sdpo_eval.discovery import compose_recipe
-    from sdpo_ext.trainer import run_config
+    from sdpo_ext.config import run_config
 
     for var in ("SDPO_DEMO_DATA_DIR", "SDPO_TOY_DATA_DIR", "SDPO_OUTPUT_DIR"):
         monkeypatch.setenv(var, str(tmp_path / var))

@@ -36,7 +36,7 @@ def test_best_of_k_samples_like_the_trained_runs_and_never_updates(tmp_path, mon
     """Composed as main_ppo composes them: best-of-k and GRPO/SDPO differ in learning only, not in sampling."""
     from omegaconf import OmegaConf
 
-    from sdpo_ext.trainer import run_config
+    from sdpo_ext.config import run_config
 
     monkeypatch.setenv("SDPO_TOY_DATA_DIR", str(tmp_path / "toy"))
     monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from sdpo_ext.config import RunConfig, SDPOConfig, SDPOTeacherConfig, TTRLConfig, sdpo_loss_selected
+from sdpo_ext.config import RunConfig, SDPOConfig, SDPOTeacherConfig, TTRLConfig, run_config, sdpo_loss_selected
 from sdpo_ext.reprompt import RepromptConfig
-from sdpo_ext.trainer import run_config
 from tests.recipes.test_recipes import compose_recipe
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
