@@ -1,15 +1,31 @@
 """Suite-wide: `gpu`-marked tests skip cleanly on machines without CUDA; shared fixtures (Lean answers, the REPL
 double, the fake kernel re-check tools, the SmolLM2-135M-Instruct GGUF
-that sdpo_data.smollm2 finds or downloads)."""
+that sdpo_data.smollm2 finds or downloads); on a machine without a C++ compiler, torch.compile runs eagerly."""
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 
+def _cxx_works() -> bool:
+    """Whether the C++ compiler torch's inductor would call ($CXX, else c++/g++/clang++) runs."""
+    for cxx in ([os.environ["CXX"]] if os.environ.get("CXX") else ["c++", "g++", "clang++"]):
+        try:
+            if subprocess.run([cxx, "--version"], capture_output=True, timeout=30).returncode == 0:
+                return True
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+    return False
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU (skipped elsewhere)")
+    # verl torch.compiles some CPU-side functions; inductor builds them with a C++ compiler. Setup needs none
+    # (README), so without one the suite runs those functions eagerly: the same math, set before any worker starts
+    if not _cxx_works():
+        os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
 
 
 def pytest_collection_modifyitems(config, items):
