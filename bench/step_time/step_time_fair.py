@@ -154,7 +154,7 @@ def plot(summary: dict, png: Path) -> None:
         ax.set_ylim(0, max(bottom) * 1.2)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.06))
-    fig.suptitle("Step time by phase, Qwen3-1.7B shape, 8 prompts x n=8, one H200", fontsize=10)
+    fig.suptitle("Step time by phase, Qwen3-1.7B shape, 8 prompts x n=8, one GPU a job", fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=120, bbox_inches="tight")
     plt.close(fig)
