@@ -1,7 +1,7 @@
 """verl plugin entry point (`verl.plugins` group): imported by `import verl` in every process.
 
 Registers, idempotently:
-- the OmegaConf resolvers used by the recipes (sdpo.ttrl_pick, sdpo.ttrl_steps);
+- the OmegaConf resolvers used by the recipes (`sdpo_ext.resolvers`: sdpo.ttrl_pick, sdpo.ttrl_prompts, ...);
 - the advantage estimator `grpo_valid` (GRPO that ignores infra-masked samples);
 - the attention `sdpa_varlen` (sdpo_ext.varlen_attention) in transformers' AttentionInterface, with transformers'
   flash-attention mask function, so `actor_rollout_ref.model.override_config.attn_implementation=sdpa_varlen` runs

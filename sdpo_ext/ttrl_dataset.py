@@ -4,7 +4,8 @@
 - nothing set: exactly verl's RLHFDataset (full-dataset training);
 - `theorem: NAME`: the one row of that name in `files` (all splits);
 - `theorems: [NAME, ...]`: those rows of `files`, in the order given; `theorems: "*"`: every row of `files`
-  (set-TTRL on a split; `SDPOTrainer` writes these two keys from `sdpo.ttrl`, see `ttrl_data_config`).
+  (set-TTRL on a split). `SDPOTrainer` writes these keys from `sdpo.ttrl` (`ttrl_data_config`); the recipes give
+  only `files`.
 A name that matches no row fails with the closest names, so a typo never trains on the wrong problem; a name on two
 rows fails too. `prompt_batch(names)` collates the rows of the given names (a name may repeat), as verl's
 dataloader would collate them, for the set's per-step draw (`sdpo_ext.ttrl_set`).
@@ -25,14 +26,17 @@ def _row_name(row: dict) -> str | None:
 
 
 def ttrl_data_config(ttrl: Any, data: Any) -> dict[str, Any]:
-    """The `data.sdpo_ttrl` block for a TTRL set (`sdpo_ext.config.TTRLConfig`): the recipe's `files` for named
-    problems, the split's own files for `split`; `theorem` stays the recipe's interpolation."""
-    block = dict(data.get("sdpo_ttrl", None) or {})
+    """The `data.sdpo_ttrl` block for a TTRL set (`sdpo_ext.config.TTRLConfig`), written from that block alone: the
+    recipe's `files` (where names are looked up) for a theorem or a list, the split's own files for `split`."""
+    block = {key: value for key, value in dict(data.get("sdpo_ttrl", None) or {}).items()
+             if key not in ("theorem", "theorems")}
     if ttrl.split is not None:
         files = data["train_files"] if ttrl.split == "train" else data["val_files"]
         block.update(theorems=EVERY_ROW, files=list(files) if not isinstance(files, str) else [files])
     elif ttrl.theorems is not None:
         block.update(theorems=list(ttrl.theorems))
+    elif ttrl.theorem:
+        block.update(theorem=ttrl.theorem)
     return block
 
 

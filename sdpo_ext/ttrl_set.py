@@ -1,4 +1,5 @@
-"""Set-TTRL bookkeeping: which problems a step draws, when a problem retires, when the run ends (stdlib only).
+"""Set-TTRL bookkeeping: which problems a step draws, when a problem retires, when the run ends (stdlib and
+sdpo_attempts only).
 
 A set of problems (`sdpo.ttrl.theorems`, a split, or the one `sdpo.ttrl.theorem`: a set of one) is trained on in
 one run. Each problem has its own attempt budget B (`sdpo.ttrl.max_attempts`), counted in judged attempts of that
@@ -34,6 +35,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from sdpo_attempts.log import within_budget
 
 # why 2: a run may take twice the steps its budgets need when nothing fails, so that INFRA samples (no budget
 # spent) can be redrawn; a Lean server that fails on more than half of the samples ends the run at this limit.
@@ -84,7 +87,7 @@ class TTRLSet:
         """Problems with a valid proof within their budget: a proof from the last slot's overshoot (attempt > B) is
         logged but, as in the discovery report, does not count."""
         return [name for name, state in self.problems.items()
-                if state.first_success is not None and state.first_success <= self.budget]
+                if state.first_success is not None and within_budget(state.first_success, self.budget)]
 
     # ------------------------------------------------------------------ drawing
     def draw(self, num_prompts: int, rollout_n: int, step: int) -> list[str]:

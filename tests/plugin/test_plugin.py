@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -91,13 +92,22 @@ def test_grpo_valid_reads_the_std_switch_from_verls_algorithm_config(norm):
     torch.testing.assert_close(ours, verls)
 
 
-def test_resolvers_switch_modes():
-    from sdpo_ext.resolvers import ttrl_pick, ttrl_steps
+def test_resolvers_switch_modes_on_the_whole_ttrl_block():
+    from sdpo_ext.config import TTRLConfig
+    from sdpo_ext.resolvers import ttrl_pick, ttrl_prompts
 
-    assert ttrl_pick(None, 1, 32) == 32 and ttrl_pick("mathd_algebra_10", 1, 32) == 1
-    assert ttrl_steps(None, 100, 16) is None and ttrl_steps("t", 100, 16) == 7
-    with pytest.raises(ValueError):
-        ttrl_steps("t", 0, 16)
+    blocks = {"full": {"theorem": None, "theorems": None, "split": None},
+              "theorem": {"theorem": "mathd_algebra_10", "theorems": None, "split": None},
+              "theorems": {"theorem": None, "theorems": ["a", "b", "c"], "split": None},
+              "many": {"theorem": None, "theorems": [f"p{i}" for i in range(40)], "split": None},
+              "split": {"theorem": None, "theorems": None, "split": "val"}}
+    picks = {mode: ttrl_pick(OmegaConf.create(block), "ttrl", "full") for mode, block in blocks.items()}
+    assert picks == {"full": "full", "theorem": "ttrl", "theorems": "ttrl", "many": "ttrl", "split": "ttrl"}
+    prompts = {mode: ttrl_prompts(OmegaConf.create(block), 32) for mode, block in blocks.items()}
+    assert prompts == {"full": 32, "theorem": 1, "theorems": 3, "many": 32, "split": 32}
+    # the resolvers and the typed block agree on the mode: one rule
+    for mode, block in blocks.items():
+        assert TTRLConfig(**block, max_attempts=8).active == (picks[mode] == "ttrl")
 
 
 def test_a_resumed_trainer_continues_the_attempt_counts_of_its_checkpoint(tmp_path, monkeypatch):

@@ -162,20 +162,39 @@ def test_sdpo_teacher_slot_is_a_gpu_resident_reference_with_an_optimizer_config_
 
 
 def test_single_override_switches_to_ttrl():
+    from sdpo_ext.config import run_config
+    from sdpo_ext.ttrl_dataset import ttrl_data_config
+
     cfg = compose_recipe("sdpo_kimina_1_7b", ("sdpo.ttrl.theorem=mathd_algebra_10", "sdpo.ttrl.max_attempts=64"))
     OmegaConf.resolve(cfg)
     assert cfg.data.train_batch_size == 1 and cfg.actor_rollout_ref.actor.ppo_mini_batch_size == 1
     assert cfg.actor_rollout_ref.rollout.n == 16
-    assert cfg.trainer.total_training_steps == 4  # ceil(64 / 16)
-    assert cfg.data.sdpo_ttrl.theorem == "mathd_algebra_10"
-    assert [Path(f).name for f in cfg.data.sdpo_ttrl.files] == ["minif2f_kimina_valid.parquet",
-                                                                "minif2f_kimina_test.parquet"]
+    assert cfg.trainer.total_training_steps is None  # the trainer takes it from the budget (TTRLSet.step_limit)
+    block = ttrl_data_config(run_config(cfg).ttrl, cfg.data)  # what the trainer writes into data.sdpo_ttrl
+    assert block["theorem"] == "mathd_algebra_10"
+    assert [Path(f).name for f in block["files"]] == ["minif2f_kimina_valid.parquet", "minif2f_kimina_test.parquet"]
 
 
-def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, dataset_rows: int, batch_size: int) -> int:
+@pytest.mark.parametrize("recipe", ["sdpo_kimina_1_7b", "grpo_goedel_8b", "sdpo_math_qwen3_5_4b", "sdpo_demo"])
+@pytest.mark.parametrize("override, prompts", [("sdpo.ttrl.theorem=t", 1), ("'sdpo.ttrl.theorems=[a,b,c]'", 3),
+                                               ("sdpo.ttrl.split=val", None)])
+def test_every_ttrl_mode_gets_the_ttrl_settings(recipe, override, prompts):
+    """One theorem, a list and a split switch the same settings (TTRLConfig's rules): no validation, TTRL's
+    rollout.n, one prompt per problem up to the full batch; never full training's."""
+    full = OmegaConf.to_container(compose_recipe(recipe), resolve=True)
+    cfg = OmegaConf.to_container(compose_recipe(recipe, (override.strip("'"), "sdpo.ttrl.max_attempts=64")),
+                                 resolve=True)
+    assert cfg["trainer"]["test_freq"] == -1 and cfg["trainer"]["val_before_train"] is False
+    assert cfg["data"]["train_batch_size"] == (prompts or full["sdpo"]["full_batch_size"])
+    assert cfg["actor_rollout_ref"]["actor"]["ppo_mini_batch_size"] == cfg["data"]["train_batch_size"]
+    single = OmegaConf.to_container(compose_recipe(recipe, ("sdpo.ttrl.theorem=t", "sdpo.ttrl.max_attempts=64")),
+                                    resolve=True)
+    assert cfg["actor_rollout_ref"]["rollout"]["n"] == single["actor_rollout_ref"]["rollout"]["n"]
+
+
+def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, steps_per_epoch: int) -> int:
     """Steps verl 0.9.1's v1 fit loop runs (trainer/ppo/v1/trainer_base.py: the while condition, the epoch
     counter and the is_last_step return, replayed)."""
-    steps_per_epoch = dataset_rows // batch_size
     global_steps, current_epoch, run = 0, 0, 0
     while current_epoch < total_epochs and global_steps <= total_training_steps:
         is_last_step = global_steps >= total_training_steps
@@ -189,13 +208,16 @@ def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, dataset_row
 
 @pytest.mark.parametrize("recipe, attempts", [("sdpo_kimina_1_7b", 1024), ("grpo_goedel_8b", 4096), ("sdpo_demo", 256)])
 def test_ttrl_runs_its_whole_attempt_budget(recipe, attempts):
-    """The TTRL dataset is one row, so verl's epoch limit would end the run after total_epochs steps."""
+    """The TTRL dataset is one row, so verl's epoch limit would end the run after total_epochs steps: the trainer
+    makes the whole run one epoch of the set's step limit (TTRLHooks._init_dataloader), whatever total_epochs says."""
+    from sdpo_ext.ttrl_set import TTRLSet
+
     cfg = compose_recipe(recipe, ("sdpo.ttrl.theorem=t", f"sdpo.ttrl.max_attempts={attempts}"))
     OmegaConf.resolve(cfg)
-    steps = cfg.trainer.total_training_steps
-    assert steps == -(-attempts // cfg.actor_rollout_ref.rollout.n)
-    assert verl_v1_loop_steps(cfg.trainer.total_epochs, steps, dataset_rows=1,
-                              batch_size=cfg.data.train_batch_size) >= steps
+    n = cfg.actor_rollout_ref.rollout.n
+    steps = TTRLSet(["t"], budget=attempts).step_limit(cfg.data.train_batch_size, n)
+    assert steps >= -(-attempts // n)
+    assert verl_v1_loop_steps(cfg.trainer.total_epochs, steps, steps_per_epoch=steps) == steps
 
 
 def test_dataset_key_switches_the_prepared_files():
@@ -216,7 +238,8 @@ def test_toy_lean_recipes_run_ttrl_on_the_double_with_smollm2(algorithm, monkeyp
     assert reward.backend == "repl"
     assert reward.repl_command == "python3 -m lean_env.testing.fake_repl --rules /data/toy/toy_rules.json"
     assert cfg.actor_rollout_ref.rollout.tensor_model_parallel_size == 1  # one GPU (verl's default is 2)
-    assert (cfg.data.train_batch_size, cfg.actor_rollout_ref.rollout.n, cfg.trainer.total_training_steps) == (1, 16, 3)
+    assert (cfg.data.train_batch_size, cfg.actor_rollout_ref.rollout.n) == (1, 16)
+    assert cfg.trainer.total_training_steps is None  # the trainer's, from the budget (TTRLSet.step_limit)
 
 
 @pytest.mark.parametrize("env, expected", [(None, 8), ("3", 3)])
