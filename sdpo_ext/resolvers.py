@@ -1,5 +1,5 @@
 """OmegaConf resolvers used by the recipes: switching between full-dataset training and TTRL, and
-`${sdpo.tq_storage_units:...}` (TransferQueue sized to the host: `sdpo_ext.small_host`).
+`${sdpo.tq_storage_units:...}` (TransferQueue sized to the host: `sdpo_ext.startup.small_host`).
 
 `${sdpo.ttrl_pick:THEOREM,A,B}` is A when a TTRL theorem is set, else B.
 `${sdpo.ttrl_steps:THEOREM,MAX_ATTEMPTS,N}` is ceil(MAX_ATTEMPTS / N) training steps in TTRL, else None
@@ -38,7 +38,7 @@ def sequence_tokens(prompt_length: int, response_length: int) -> int:
 
 def register_resolvers() -> None:
     """Idempotent: safe to call in every process."""
-    from sdpo_ext.small_host import tq_storage_units
+    from sdpo_ext.startup.small_host import tq_storage_units
 
     for name, fn in (("sdpo.ttrl_pick", ttrl_pick), ("sdpo.ttrl_steps", ttrl_steps),
                      ("sdpo.sequence_tokens", sequence_tokens), ("sdpo.tq_storage_units", tq_storage_units)):
