@@ -53,7 +53,7 @@ def resolve_config(**kwargs: Any) -> LeanOptions:
 
 
 def preflight(reward_kwargs: Mapping[str, Any]) -> list[str]:
-    """Before training starts (`sdpo_ext.startup_checks` calls this): the options are valid and the backend answers
+    """Before training starts (`sdpo_ext.startup.checks` calls this): the options are valid and the backend answers
     (`lean_env.backends.probe`); [] when it can run. Not run inside an event loop."""
     try:
         cfg = resolve_config(**reward_kwargs)

@@ -30,7 +30,7 @@ _FEEDBACK = {
 
 
 def preflight(reward_kwargs: Mapping[str, Any], generation_prompt: str | None = None) -> list[str]:
-    """What is wrong with the recipe's `reward_kwargs`, found before training starts (`sdpo_ext.startup_checks` calls
+    """What is wrong with the recipe's `reward_kwargs`, found before training starts (`sdpo_ext.startup.checks` calls
     this), instead of in the first reward call; [] when the options are valid. `generation_prompt` is the model's
     chat template rendered for one user message, when the start-up checks could render it: `prompt_opens_think`
     must match it, or every reply is graded from the wrong place."""

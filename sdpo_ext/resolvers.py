@@ -1,5 +1,5 @@
 """OmegaConf resolvers used by the recipes: the TTRL settings of the task parts, and
-`${sdpo.tq_storage_units:...}` (TransferQueue sized to the host: `sdpo_ext.small_host`).
+`${sdpo.tq_storage_units:...}` (TransferQueue sized to the host: `sdpo_ext.startup.small_host`).
 
 Both TTRL resolvers take the whole `sdpo.ttrl` block and apply `TTRLConfig`'s rules (`sdpo_ext.config`), so one
 theorem, a list and a split switch the same settings:
@@ -42,7 +42,7 @@ def sequence_tokens(prompt_length: int, response_length: int) -> int:
 def register_resolvers() -> None:
     """Idempotent: safe to call in every process. Called by the verl plugin, which `import verl` runs, possibly
     while `sdpo_ext.config` (which imports verl) is half-imported: so nothing of ours is imported here at the top."""
-    from sdpo_ext.small_host import tq_storage_units
+    from sdpo_ext.startup.small_host import tq_storage_units
 
     for name, fn in (("sdpo.ttrl_pick", ttrl_pick), ("sdpo.ttrl_prompts", ttrl_prompts),
                      ("sdpo.sequence_tokens", sequence_tokens), ("sdpo.tq_storage_units", tq_storage_units)):

@@ -24,8 +24,8 @@ import torch
 
 from reward.addition import grade_reply
 from sdpo_data.addition_rows import addition_rows
-from sdpo_ext.logprobs import entropy, gather_logp
-from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
+from sdpo_ext.loss.logprobs import entropy, gather_logp
+from sdpo_ext.teacher.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
 
 
 def scored_positions(model, prompt_ids: list[int], response_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:

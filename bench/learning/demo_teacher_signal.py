@@ -25,8 +25,8 @@ import torch
 
 from reward.addition import grade_reply
 from sdpo_data.addition_rows import addition_rows
-from sdpo_ext.logprobs import gather_logp
-from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
+from sdpo_ext.loss.logprobs import gather_logp
+from sdpo_ext.teacher.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
 
 
 def response_logprob(model, prompt_ids: list[int], response_ids: list[int]) -> float:

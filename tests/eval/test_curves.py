@@ -52,7 +52,7 @@ def test_a_file_without_training_metrics_is_an_error(tmp_path, capsys):
 def test_the_plotted_keys_are_the_ones_the_plugin_and_verl_log():
     from pathlib import Path
 
-    plugin = "".join(p.read_text() for p in (Path(__file__).resolve().parents[2] / "sdpo_ext").glob("*.py"))
+    plugin = "".join(p.read_text() for p in (Path(__file__).resolve().parents[2] / "sdpo_ext").rglob("*.py"))
     assert f'"{CURVES["infra_share"][0]}"' in plugin
     assert '"sdpo/loss"' in plugin and CURVES["sdpo_loss"][0] == "actor/sdpo/loss"   # verl prefixes actor metrics
 

@@ -13,7 +13,7 @@ import sdpo_eval.launch as launch
 from sdpo_attempts.log import AttemptLog
 from sdpo_eval.discovery_set import SET_METHODS, run_set, set_command
 from sdpo_eval.discovery_summary import attempts_to_match, first_success_table, summary
-from sdpo_ext.ttrl_set import TTRLSet
+from sdpo_ext.ttrl.problem_set import TTRLSet
 
 
 def test_set_command_trains_on_every_problem_in_one_run(tmp_path):

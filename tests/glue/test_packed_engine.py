@@ -3,7 +3,7 @@ micro-batch (packed into one row, kept apart by the attention), against the same
 No stand-in engine: our worker (`SDPOActorRolloutRefWorker`, verl's ActorRolloutRefWorker) on the CPU platform of
 tests/glue/cpu_platform.py, driven for one training step as verl's trainer drives it (bench/step_time/step_batch).
 
-Packed: `attn_implementation=sdpa_varlen` (sdpo_ext.varlen_attention), `use_dynamic_bsz=true` with a token budget of
+Packed: `attn_implementation=sdpa_varlen` (sdpo_ext.attention.varlen), `use_dynamic_bsz=true` with a token budget of
 PACKED_TOKENS, two to three sequences per micro-batch. One per micro-batch: torch's SDPA on each sequence alone, the
 configuration every earlier test and GPU figure used. Parameters and compute in fp32, so any difference is packing's
 own, not bf16 rounding; the tolerances: per-token log-probs, divergences and teacher logits within 2e-5 absolute,
@@ -200,7 +200,7 @@ def test_fa4_varlen_keeps_packed_sequences_apart_in_verls_engine(model_dir, smol
     """`fa4_varlen` through verl's real engine, its kernel replaced by the torch stand-in of flash-attn's varlen
     contract (tests/sdpo/test_fa4_attention.py): verl's packed rows reach it with their position ids, and SDPO's step
     (student and teacher forwards) equals the one-sequence step. The kernel itself needs Hopper or Blackwell."""
-    from sdpo_ext import fa4_attention
+    from sdpo_ext.attention import fa4 as fa4_attention
     from tests.sdpo.test_fa4_attention import StandIn
 
     kernel = StandIn()

@@ -17,7 +17,8 @@ from verl.utils.torch_functional import logprobs_from_logits
 from verl.workers.config import PolicyLossConfig
 
 from sdpo_ext.config import SDPOActorConfig, SDPOConfig
-from sdpo_ext.loss import divergence, gather_logp, student_topk
+from sdpo_ext.loss.divergence import divergence
+from sdpo_ext.loss.logprobs import gather_logp, student_topk
 from sdpo_ext.loss_hook import SDPOLoss
 
 VOCAB = 64

@@ -227,7 +227,7 @@ def test_the_prefix_cache_lives_for_one_update_call(monkeypatch):
     the rollout's."""
     from verl.workers.engine_workers import ActorRolloutRefWorker
 
-    from sdpo_ext.shared_prefix import PrefixKVCache
+    from sdpo_ext.teacher.shared_prefix import PrefixKVCache
 
     worker = make_worker("frozen")
     worker.prefix_cache = PrefixKVCache()

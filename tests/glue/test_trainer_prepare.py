@@ -17,7 +17,7 @@ import sdpo_ext.trainer as trainer_mod
 from sdpo_attempts.log import AttemptLog
 from sdpo_ext.config import SDPOConfig
 from sdpo_ext.trainer import SDPOTrainer
-from sdpo_ext.ttrl_set import TTRLSet
+from sdpo_ext.ttrl.problem_set import TTRLSet
 
 
 def nested(rows):
@@ -142,7 +142,7 @@ def test_rewards_without_verdicts_count_full_scores_as_solved(tmp_path, monkeypa
 def test_settings_the_sdpo_loss_cannot_honour_are_rejected():
     from omegaconf import OmegaConf
 
-    from sdpo_ext.startup_checks import sdpo_setting_errors
+    from sdpo_ext.startup.checks import sdpo_setting_errors
 
     def config(**flags):
         return OmegaConf.create({

@@ -21,7 +21,7 @@ from verl.utils import tensordict_utils as tu
 import sdpo_ext.trainer as trainer_mod
 from sdpo_eval.discovery import compose_recipe
 from sdpo_ext.trainer import SDPOTrainer
-from sdpo_ext.ttrl_hooks import TTRL_SET_FILE
+from sdpo_ext.ttrl.hooks import TTRL_SET_FILE
 from tests.glue.test_trainer_prepare import FakeBatch, FakeTQ, nested
 
 # two theorems of the toy set's valid split and two of its test split (TTRL looks names up in both)

@@ -140,7 +140,7 @@ def test_a_shared_teacher_prefix_gives_the_teacher_logits_of_the_whole_sequence(
     """sdpo.teacher.share_prompt_prefix: each group's shared prompt prefix is computed once and reused, and the
     teacher logits are those of [teacher prompt | response] through verl's forward_step, within one bf16 rounding
     step (the model computes in bf16 here, as on the GPU); so is the SDPO loss."""
-    from sdpo_ext import shared_prefix
+    from sdpo_ext.teacher import shared_prefix
     from sdpo_ext.worker import SDPOActorRolloutRefWorker
 
     monkeypatch.setattr(shared_prefix, "MIN_SHARED_PREFIX", 16)  # this test's teacher prompts: 63 and 86 tokens
@@ -175,8 +175,8 @@ def test_with_a_shared_prefix_every_rank_makes_the_most_teacher_calls_of_any(mod
     """The ranks agree on the most teacher module calls any of them makes in a micro-batch and the others pad with
     one-token forwards; here another rank is made to need 2 more in every micro-batch, the one without a distilled
     sample (the correct attempt's) included."""
-    from sdpo_ext import shared_prefix
     from sdpo_ext import worker as worker_module
+    from sdpo_ext.teacher import shared_prefix
 
     monkeypatch.setattr(shared_prefix, "MIN_SHARED_PREFIX", 16)
 
@@ -201,7 +201,7 @@ def test_the_teacher_computes_logits_on_the_response_rows_only_and_the_same_ones
     rows predicting the responses only, and their logits are verl forward_step's at those rows (within a bf16
     step)."""
     from sdpo_ext import worker as worker_module
-    from sdpo_ext.packed_rows import response_logit_rows
+    from sdpo_ext.loss.packed_rows import response_logit_rows
 
     batch = step_batch("sdpo", model_dir, smollm2_tokenizer)
     worker = worker_for(batch, "sdpo")

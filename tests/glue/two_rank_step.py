@@ -19,7 +19,7 @@ def main(rank: int, port: int, algo: str, model_dir: Path, work_dir: Path) -> No
     import torch
     from transformers import AutoTokenizer
 
-    from sdpo_ext import shared_prefix
+    from sdpo_ext.teacher import shared_prefix
     from sdpo_ext.trainer import SDPOTrainer
     from tests.glue.cpu_platform import install_cpu_platform
     from tests.glue.test_worker_in_process import step_batch, worker_for

@@ -14,8 +14,8 @@ from omegaconf import OmegaConf
 from lean_env.version import LeanVersionError, check_lean_version
 from reward import cli
 from reward import math as math_reward
-from sdpo_ext import startup_checks
-from sdpo_ext.startup_checks import check_config_keys, startup_problems
+from sdpo_ext.startup import checks as startup_checks
+from sdpo_ext.startup.checks import check_config_keys, startup_problems
 from tests.layout.test_cli_help import parser_of
 from tests.recipes.test_recipes import compose_recipe
 
@@ -124,7 +124,7 @@ def test_the_cli_prints_its_help_command_for_a_bad_option(tmp_path, capsys):
 
 
 def test_a_quoted_data_folder_survives_the_paste(tmp_path):
-    from sdpo_ext.preflight import prepare_command
+    from sdpo_ext.startup.preflight import prepare_command
 
     command = prepare_command(Path("/my data") / "toy_fewshot_valid.parquet")
     assert shlex.split(command)[-1] == "/my data"

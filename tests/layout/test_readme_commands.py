@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sdpo_ext.startup_checks import check_config_keys
+from sdpo_ext.startup.checks import check_config_keys
 from tests.recipes.test_recipes import compose_recipe
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The start-up check of the attention implementation (sdpo_ext.startup_checks.attention_problems): the chosen one
+"""The start-up check of the attention implementation (sdpo_ext.startup.checks.attention_problems): the chosen one
 must be known to transformers and its package importable, before Ray starts."""
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import importlib.util
 
 import pytest
 
-from sdpo_ext import attention_check, startup_checks
-from sdpo_ext.attention_check import attention_problems
-from sdpo_ext.startup_checks import StartupChecks
+from sdpo_ext.startup import attention as attention_check
+from sdpo_ext.startup import checks as startup_checks
+from sdpo_ext.startup.attention import attention_problems
+from sdpo_ext.startup.checks import StartupChecks
 
 
 def config(impl: str | None) -> dict:

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("first", ["verl", "sdpo_ext.config", "sdpo_ext.trainer", "sdpo_ext.worker",
-                                   "sdpo_ext.ttrl_dataset", "sdpo_ext.ttrl_hooks"])
+                                   "sdpo_ext.ttrl.dataset", "sdpo_ext.ttrl.hooks"])
 def test_registrations_happen_on_import_verl_in_a_fresh_process(tmp_path, first):
     """Also when a process imports one of our modules first: it imports verl, whose plugin loading imports the
     trainer while that module may be half-initialised (the trainer-first case used to lose every registration)."""
@@ -56,7 +56,7 @@ def test_datasets_folder_never_shadows_the_pypi_package():
 
 
 def test_grpo_valid_excludes_masked_samples_from_the_baseline():
-    from sdpo_ext.advantage import grpo_valid_advantage
+    from sdpo_ext.loss.advantage import grpo_valid_advantage
 
     rewards = torch.zeros(5, 3)
     rewards[:, -1] = torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0])
@@ -79,7 +79,7 @@ def test_grpo_valid_reads_the_std_switch_from_verls_algorithm_config(norm):
     from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
     from verl.utils.config import omega_conf_to_dataclass
 
-    from sdpo_ext.advantage import grpo_valid_advantage
+    from sdpo_ext.loss.advantage import grpo_valid_advantage
 
     config = omega_conf_to_dataclass(OmegaConf.create({"_target_": "verl.trainer.config.AlgoConfig",
                                                        "norm_adv_by_std_in_grpo": norm}))
@@ -156,7 +156,7 @@ def test_ttrl_dataset_selects_one_theorem_by_name(tmp_path, smollm2_tokenizer):
     from omegaconf import OmegaConf
 
     from sdpo_data.addition_rows import write_data
-    from sdpo_ext.ttrl_dataset import TheoremFilterDataset
+    from sdpo_ext.ttrl.dataset import TheoremFilterDataset
 
     train, test = write_data(tmp_path, n_train=12, n_test=4)
     base = {"prompt_key": "prompt", "max_prompt_length": 256, "return_raw_chat": True, "filter_overlong_prompts": False,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sdpo_ext.startup_checks import UnknownConfigKeyError, check_config_keys, plugin_unknown_keys
+from sdpo_ext.startup.checks import UnknownConfigKeyError, check_config_keys, plugin_unknown_keys
 from tests.recipes.test_recipes import compose_recipe
 
 

@@ -1,5 +1,5 @@
-"""Pre-flight (sdpo_ext.preflight and the StartupChecks callback): a fresh machine learns everything it lacks in one
-message before Ray starts, each problem with its key and fix."""
+"""Pre-flight (sdpo_ext.startup.preflight and the StartupChecks callback): a fresh machine learns everything it lacks
+in one message before Ray starts, each problem with its key and fix."""
 from __future__ import annotations
 
 import os
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sdpo_ext import preflight, startup_checks
-from sdpo_ext.preflight import data_problems, gpu_problems, model_problems, prepare_command
-from sdpo_ext.startup_checks import reward_problems, ttrl_problems
+from sdpo_ext.startup import checks as startup_checks
+from sdpo_ext.startup import preflight
+from sdpo_ext.startup.checks import reward_problems, ttrl_problems
+from sdpo_ext.startup.preflight import data_problems, gpu_problems, model_problems, prepare_command
 from tests.recipes.test_recipes import compose_recipe
 
 

@@ -5,7 +5,7 @@ import sys
 import pytest
 import ray
 
-from sdpo_ext.small_host import UNITS_KEY, cpu_shortage, storage_units, tq_storage_units
+from sdpo_ext.startup.small_host import UNITS_KEY, cpu_shortage, storage_units, tq_storage_units
 
 
 @pytest.mark.parametrize("cpus, gpus, units", [(128, 8, 8), (16, 1, 8), (8, 1, 3), (6, 1, 1), (2, 1, 1)])

@@ -11,7 +11,7 @@ import torch
 import verl  # noqa: F401  (loads the sdpo-lean plugin: resolvers, registries)
 from omegaconf import OmegaConf
 
-from sdpo_ext.startup_checks import check_config_keys
+from sdpo_ext.startup.checks import check_config_keys
 from tests.recipes import test_recipes
 
 

@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from lean_env.options import option_fields
 from reward.lean import resolve_config
-from sdpo_ext.startup_checks import UnknownConfigKeyError, check_config_keys
+from sdpo_ext.startup.checks import UnknownConfigKeyError, check_config_keys
 
 VERL_CONFIG_DIR = str(Path(verl.__file__).parent / "trainer" / "config")
 MODELS = {
@@ -81,7 +81,7 @@ def test_recipe_composes_with_model_reward_and_algorithm(model, algorithm):
     assert cfg.actor_rollout_ref.actor.policy_loss.loss_mode == expected_loss
     if algorithm != "grpo":
         assert cfg.actor_rollout_ref.actor.sdpo.variant == algorithm
-        from sdpo_ext.startup_checks import sdpo_setting_errors
+        from sdpo_ext.startup.checks import sdpo_setting_errors
 
         assert sdpo_setting_errors(cfg, cfg.actor_rollout_ref.actor.sdpo.grpo_weight) == []
         assert cfg.sdpo.algorithm_name == algorithm
@@ -115,7 +115,7 @@ def test_sdpo_actor_config_instantiates_through_target():
     from verl.utils.config import omega_conf_to_dataclass
 
     from sdpo_ext.config import SDPOActorConfig, SDPOConfig
-    from sdpo_ext.reprompt import RepromptConfig
+    from sdpo_ext.teacher.reprompt import RepromptConfig
 
     cfg = compose_recipe("sdpo_kimina_1_7b")
     OmegaConf.resolve(cfg)
@@ -148,7 +148,7 @@ def test_sdpo_teacher_slot_is_a_gpu_resident_reference_with_an_optimizer_config_
         ref_section.ppo_max_token_len_per_gpu = ref_section.pop("log_prob_max_token_len_per_gpu", None)
     ref = omega_conf_to_dataclass(ref_section)
     assert ref.engine.forward_only is False and ref.engine.param_offload is False
-    assert ref.engine.model_dtype == "fp32"  # the EMA needs fp32 weights (see sdpo_ext.teacher.ema_update_)
+    assert ref.engine.model_dtype == "fp32"  # the EMA needs fp32 weights (see sdpo_ext.teacher.weights.ema_update_)
     engine = SimpleNamespace(optimizer_config=ref.optim, rank=0)
     module = torch.nn.Linear(4, 4)
     before = module.weight.detach().clone()
@@ -163,7 +163,7 @@ def test_sdpo_teacher_slot_is_a_gpu_resident_reference_with_an_optimizer_config_
 
 def test_single_override_switches_to_ttrl():
     from sdpo_ext.config import run_config
-    from sdpo_ext.ttrl_dataset import ttrl_data_config
+    from sdpo_ext.ttrl.dataset import ttrl_data_config
 
     cfg = compose_recipe("sdpo_kimina_1_7b", ("sdpo.ttrl.theorem=mathd_algebra_10", "sdpo.ttrl.max_attempts=64"))
     OmegaConf.resolve(cfg)
@@ -210,7 +210,7 @@ def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, steps_per_e
 def test_ttrl_runs_its_whole_attempt_budget(recipe, attempts):
     """The TTRL dataset is one row, so verl's epoch limit would end the run after total_epochs steps: the trainer
     makes the whole run one epoch of the set's step limit (TTRLHooks._init_dataloader), whatever total_epochs says."""
-    from sdpo_ext.ttrl_set import TTRLSet
+    from sdpo_ext.ttrl.problem_set import TTRLSet
 
     cfg = compose_recipe(recipe, ("sdpo.ttrl.theorem=t", f"sdpo.ttrl.max_attempts={attempts}"))
     OmegaConf.resolve(cfg)
@@ -348,7 +348,7 @@ def test_every_recipe_installs_the_start_up_checks_and_sizes_transfer_queue_to_t
     for name, cfg in every_recipe().items():
         callback = OmegaConf.select(cfg, "hydra.callbacks.sdpo_lean_startup._target_")
         units = OmegaConf.to_container(cfg.transfer_queue.backend.SimpleStorage)["num_data_storage_units"]
-        if callback != "sdpo_ext.startup_checks.StartupChecks" or "sdpo.tq_storage_units" not in str(units):
+        if callback != "sdpo_ext.startup.checks.StartupChecks" or "sdpo.tq_storage_units" not in str(units):
             missing.append(name)
     assert len(every_recipe()) >= 20 and missing == []
 

@@ -75,7 +75,7 @@ def test_never_raises_and_keeps_the_contract(reply, truth):
 
 
 def test_preflight_reports_bad_options_before_training():
-    """sdpo_ext.startup_checks calls the reward module's preflight(reward_kwargs) before verl starts."""
+    """sdpo_ext.startup.checks calls the reward module's preflight(reward_kwargs) before verl starts."""
     assert preflight({"timeout_s": 5, "prompt_opens_think": False}) == [] and preflight({}) == []
     assert preflight({"prompt_opens_think": "false"}) == [
         "MATH grading option prompt_opens_think must be true or false, got 'false' "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from sdpo_ext.logprobs import full_log_softmax, gather_logp, student_topk
+from sdpo_ext.loss.logprobs import full_log_softmax, gather_logp, student_topk
 
 
 def topk_support(

@@ -1,4 +1,4 @@
-"""sdpo_ext.fa4_attention: the flattening to flash-attn's varlen layout and its integer length bounds, with a stand-in
+"""sdpo_ext.attention.fa4: the flattening to flash-attn's varlen layout and its integer length bounds, with a stand-in
 for `flash_attn.cute.flash_attn_varlen_func` written from its docstring (q [total_q, Hq, D], k/v [total_k, Hkv, D],
 int32 cumulative lengths, causal aligned to the end of each key sequence, Hkv | Hq). The kernel itself only runs on
 Hopper/Blackwell: bench/step_time/packed_parity.py --attention fa4_varlen checks it there."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sdpo_ext import fa4_attention
-from sdpo_ext.fa4_attention import ATTN_IMPLEMENTATION, fa4_varlen_attention
+from sdpo_ext.attention import fa4 as fa4_attention
+from sdpo_ext.attention.fa4 import ATTN_IMPLEMENTATION, fa4_varlen_attention
 from tests.sdpo.test_varlen_attention import _Causal, packed_positions, reference
 
 

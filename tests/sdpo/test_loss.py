@@ -7,21 +7,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from sdpo_ext.loss import (
+from sdpo_ext.loss.divergence import add_tail_bucket, divergence, renormalize
+from sdpo_ext.loss.logprobs import full_log_softmax, gather_logp, softmax_stats, student_topk, token_log_probs
+from sdpo_ext.loss.objective import (
     AGG_MODES,
-    add_tail_bucket,
     aggregate_loss,
     distillation_loss_matrix,
-    divergence,
-    full_log_softmax,
-    gather_logp,
     importance_weights,
-    renormalize,
     sampled_token_loss_matrix,
-    softmax_stats,
-    student_topk,
     token_advantage,
-    token_log_probs,
 )
 
 _spec = importlib.util.spec_from_file_location("support_reference", Path(__file__).with_name("support_reference.py"))

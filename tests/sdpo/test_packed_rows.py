@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sdpo_ext.packed_rows import response_logit_rows
+from sdpo_ext.loss.packed_rows import response_logit_rows
 
 
 def test_rows_by_hand():

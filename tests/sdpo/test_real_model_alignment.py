@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from sdpo_ext.divergence import divergence
-from sdpo_ext.logprobs import gather_logp
-from sdpo_ext.packed_rows import response_logit_rows
-from sdpo_ext.reprompt import RepromptConfig, build_teacher_batch, render_prompt_ids
+from sdpo_ext.loss.divergence import divergence
+from sdpo_ext.loss.logprobs import gather_logp
+from sdpo_ext.loss.packed_rows import response_logit_rows
+from sdpo_ext.teacher.reprompt import RepromptConfig, build_teacher_batch, render_prompt_ids
 
 _spec = importlib.util.spec_from_file_location("support_reference", Path(__file__).with_name("support_reference.py"))
 _reference = importlib.util.module_from_spec(_spec)

@@ -5,7 +5,7 @@ import copy
 import pytest
 import torch
 
-from sdpo_ext.reprompt import (
+from sdpo_ext.teacher.reprompt import (
     RepromptConfig,
     TeacherSignal,
     _as_token_ids,

@@ -1,4 +1,4 @@
-"""Sample routing and weights of the SDPO variants (sdpo_ext.routing, loss.pass_rate_weights), against values
+"""Sample routing and weights of the SDPO variants (sdpo_ext.loss.routing, distill_weights.pass_rate_weights), against values
 computed by hand from the papers' definitions."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from sdpo_ext.distill_weights import pass_rate_weights
-from sdpo_ext.routing import group_pass_rates, sample_weights
+from sdpo_ext.loss.distill_weights import pass_rate_weights
+from sdpo_ext.loss.routing import group_pass_rates, sample_weights
 
 # two groups of 4: g0 has 1 success of 4 valid, g1 has 2 of 3 valid (one infra sample)
 UIDS = ["g0"] * 4 + ["g1"] * 4
@@ -60,7 +60,7 @@ def test_pass_rate_weights_rejects_bad_input():
 
 
 def test_token_weights_by_hand():
-    from sdpo_ext.distill_weights import token_weights
+    from sdpo_ext.loss.distill_weights import token_weights
 
     h_t = torch.tensor([[0.5, 2.0, 1.0]])
     h_s = torch.tensor([[1.0, 1.0, 1.0]])
@@ -74,7 +74,7 @@ def test_token_weights_by_hand():
 
 
 def test_entropy_matches_definition():
-    from sdpo_ext.logprobs import entropy
+    from sdpo_ext.loss.logprobs import entropy
 
     logits = torch.tensor([[0.0, 0.0, 0.0, 0.0], [10.0, 0.0, 0.0, 0.0]])
     h = entropy(logits, chunk_rows=1)

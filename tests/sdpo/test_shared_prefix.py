@@ -1,10 +1,10 @@
-"""sdpo_ext.shared_prefix: which prefix each sample shares with its group, and the one-entry prefix KV cache."""
+"""sdpo_ext.teacher.shared_prefix: which prefix each sample shares with its group, and the one-entry prefix KV cache."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from sdpo_ext.shared_prefix import MIN_SHARED_PREFIX, PrefixKVCache, forward_calls, group_prefix_lengths
+from sdpo_ext.teacher.shared_prefix import MIN_SHARED_PREFIX, PrefixKVCache, forward_calls, group_prefix_lengths
 
 HEAD = list(range(1000, 1000 + MIN_SHARED_PREFIX + 10))  # chat template + original prompt
 
@@ -61,7 +61,7 @@ def test_only_models_whose_every_layer_attends_to_all_tokens_can_share_a_prefix(
 
     from transformers import Qwen3Config
 
-    from sdpo_ext.shared_prefix import full_attention_only
+    from sdpo_ext.teacher.shared_prefix import full_attention_only
 
     assert full_attention_only(Qwen3Config(num_hidden_layers=2))
     assert not full_attention_only(Qwen3Config(num_hidden_layers=2, use_sliding_window=True, sliding_window=16,
@@ -73,7 +73,7 @@ def test_only_models_whose_every_layer_attends_to_all_tokens_can_share_a_prefix(
 def test_a_forward_on_top_of_the_prefix_leaves_the_prefix_tensors_in_the_cache():
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from sdpo_ext.shared_prefix import extended
+    from sdpo_ext.teacher.shared_prefix import extended
 
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,

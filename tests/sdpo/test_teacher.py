@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sdpo_ext.teacher import ema_update_, trust_region_logits
+from sdpo_ext.teacher.weights import ema_update_, trust_region_logits
 
 
 def test_ema_closed_form_after_n_updates():

@@ -1,5 +1,5 @@
-"""TTRLSet (sdpo_ext.ttrl_set): the draw keeps the batch full from the open problems, budgets are per problem and
-spent at an even pace, INFRA spends none, the state survives a JSON round trip."""
+"""TTRLSet (sdpo_ext.ttrl.problem_set): the draw keeps the batch full from the open problems, budgets are per problem
+and spent at an even pace, INFRA spends none, the state survives a JSON round trip."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from sdpo_ext.ttrl_set import INFRA_HEADROOM, TTRLSet
+from sdpo_ext.ttrl.problem_set import INFRA_HEADROOM, TTRLSet
 
 
 def run_steps(ttrl: TTRLSet, num_prompts: int, n: int, outcome, max_steps: int = 1000) -> list[list[str]]:

@@ -1,11 +1,11 @@
-"""sdpo_ext.varlen_attention against an fp64 reference written from the definition (an explicit masked softmax over
+"""sdpo_ext.attention.varlen against an fp64 reference written from the definition (an explicit masked softmax over
 each packed sequence), and through a real transformers model registered as verl's runs register it."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from sdpo_ext.varlen_attention import ATTN_IMPLEMENTATION, sequence_bounds, varlen_sdpa_attention
+from sdpo_ext.attention.varlen import ATTN_IMPLEMENTATION, sequence_bounds, varlen_sdpa_attention
 
 
 class _Causal(torch.nn.Module):

@@ -1,9 +1,10 @@
-"""Which loss each sample of a batch gets, and with what weight (pure python; the formulas are in loss.py).
+"""Which loss each sample of a batch gets, and with what weight (pure python; the weights' formulas are in
+distill_weights.py).
 
 variant "sdpo": every sample with a teacher signal is distilled with weight 1 (the paper, the authors' code).
 variant "sc_sdpo" (arXiv 2605.27765): the distillation loss of every sample of question q is weighted by
   sqrt(p̂_q (1 − p̂_q)), p̂_q the pass rate of q's group, normalised over the batch's questions with 0 < p̂ < 1
-  (``loss.pass_rate_weights``).
+  (``distill_weights.pass_rate_weights``).
 variant "srpo" (arXiv 2604.02288): a failed sample whose group has a correct sample (a sibling to learn from) is
   distilled, z_SDPO = (1 − c_i)·m_i; every other sample takes verl's PPO-clip loss on its GRPO advantage,
   z_GRPO = 1 − z_SDPO (0 in a group where every sample failed). The worker further weights the distilled tokens by the
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from sdpo_ext.distill_weights import pass_rate_weights
+from sdpo_ext.loss.distill_weights import pass_rate_weights
 
 VARIANTS = ("sdpo", "sc_sdpo", "srpo")
 

@@ -73,13 +73,13 @@ def attention_problems(config: Mapping[str, Any]) -> list[str]:
     fetches a hub build of the kernel instead (modeling_utils: FLASH_ATTN_KERNEL_FALLBACK)."""
     from transformers import AttentionInterface
 
-    from sdpo_ext import fa4_attention
+    from sdpo_ext.attention import fa4
 
     model = (config.get("actor_rollout_ref") or {}).get("model")
     if not model:
         return []
     impl = (model.get("override_config") or {}).get("attn_implementation", VERL_DEFAULT_ATTENTION)
-    ours = impl == fa4_attention.ATTN_IMPLEMENTATION  # flash-attn-4's kernel, called by us: no hub-kernel fallback
+    ours = impl == fa4.ATTN_IMPLEMENTATION  # flash-attn-4's kernel, called by us: no hub-kernel fallback
     if ours or impl in FLASH_ATTENTION_PACKAGES:
         module, distribution, install = FLASH_ATTENTION_PACKAGES["flash_attention_4" if ours else impl]
         if not _installed(module, distribution) and (ours or importlib.util.find_spec("kernels") is None):

@@ -1,26 +1,22 @@
 """SDPO loss: the per-token loss matrix (divergence or sampled-token variant, times importance and distillation
 weights, masked samples as exact zeros) and its aggregation to a scalar with verl's ``agg_loss`` semantics.
 
-The math it builds on lives in small pure modules, re-exported here so ``from sdpo_ext.loss import ...`` keeps working:
-``divergence`` (KL / JSD over a top-K support plus tail bucket), ``logprobs`` (chunked log-softmax, top-K ids,
-entropies), ``distill_weights`` (SC-SDPO pass-rate and per-token weights). Conventions: every ``*_logp`` tensor holds
-natural-log probabilities; the teacher is always a constant. Formulas, defaults and departures from the paper / the
-authors' code (lasgroup/SDPO) are in docs/sdpo_math.md.
+The math it builds on lives beside it in ``sdpo_ext.loss``: ``divergence`` (KL / JSD over a top-K support plus tail
+bucket), ``logprobs`` (chunked log-softmax, top-K ids, entropies), ``distill_weights`` (SC-SDPO pass-rate and per-token
+weights); import those names from there. Conventions: every ``*_logp`` tensor holds natural-log probabilities; the
+teacher is always a constant. Formulas, defaults and departures from the paper / the authors' code (lasgroup/SDPO) are
+in docs/sdpo_math.md.
 """
 
 from __future__ import annotations
 
 import torch
 
-from sdpo_ext.distill_weights import TOKEN_WEIGHTINGS, pass_rate_weights, token_weights
-from sdpo_ext.divergence import TAIL_LOG_MASS_CLAMP, add_tail_bucket, as_float, divergence, kl, renormalize
-from sdpo_ext.logprobs import entropy, full_log_softmax, gather_logp, softmax_stats, student_topk, token_log_probs
+from sdpo_ext.loss.divergence import as_float
 
 __all__ = [
-    "AGG_MODES", "TAIL_LOG_MASS_CLAMP", "TOKEN_WEIGHTINGS", "add_tail_bucket", "aggregate_loss",
-    "distillation_loss_matrix", "divergence", "entropy", "full_log_softmax", "gather_logp", "importance_weights", "kl",
-    "pass_rate_weights", "renormalize", "sampled_token_loss_matrix", "softmax_stats", "student_topk",
-    "token_advantage", "token_log_probs", "token_weights",
+    "AGG_MODES", "aggregate_loss", "distillation_loss_matrix", "importance_weights", "sampled_token_loss_matrix",
+    "token_advantage",
 ]
 
 AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-sum-norm", "seq-mean-token-mean")

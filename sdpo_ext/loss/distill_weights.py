@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from sdpo_ext.divergence import as_float
+from sdpo_ext.loss.divergence import as_float
 
 
 def pass_rate_weights(pass_rate: torch.Tensor) -> torch.Tensor:

@@ -14,9 +14,9 @@
    - `actor.entropy_coeff` != 0 is dropped by pure SDPO (the hybrid's PPO term applies it);
    - `model.use_fused_kernels`: verl's fused-kernel forward never calls the logits hook that computes the
      divergence, so the first update would fail on a missing key.
-3. The CPU budget of a small host (`sdpo_ext.small_host.check_cpu_budget`).
-4. The attention implementation (`sdpo_ext.attention_check`): known to transformers, its package importable here.
-5. The machine (`sdpo_ext.preflight`): GPUs, data files (with the command that makes them), the model; and the
+3. The CPU budget of a small host (`sdpo_ext.startup.small_host.check_cpu_budget`).
+4. The attention implementation (`sdpo_ext.startup.attention`): known to transformers, its package importable here.
+5. The machine (`sdpo_ext.startup.preflight`): GPUs, data files (with the command that makes them), the model; and the
    reward function's own `preflight(reward_kwargs) -> list[str]` when its module defines one (the Lean reward asks
    its backend: a Kimina server's /health, or that the REPL command exists; the MATH reward, given the model's
    rendered chat template, checks that `prompt_opens_think` matches it).
@@ -49,9 +49,9 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from sdpo_ext.attention_check import attention_problems
-from sdpo_ext.preflight import data_problems, generation_prompt, gpu_problems, model_problems, visible_gpus
-from sdpo_ext.small_host import TooFewCPUsError, check_cpu_budget
+from sdpo_ext.startup.attention import attention_problems
+from sdpo_ext.startup.preflight import data_problems, generation_prompt, gpu_problems, model_problems, visible_gpus
+from sdpo_ext.startup.small_host import TooFewCPUsError, check_cpu_budget
 
 PLUGIN_NAMESPACES = ("sdpo", "actor_rollout_ref.actor.sdpo", "data.sdpo_ttrl", "hydra")
 # Keys verl reads but leaves out of its generated defaults (model_engine is a defaults-list choice).
@@ -204,7 +204,7 @@ def ttrl_problems(config: DictConfig) -> list[str]:
     """The TTRL names (`sdpo.ttrl.theorem` / `.theorems`) that `TheoremFilterDataset` does not find in the data
     files, with its closest names; nothing to check without TTRL, or while a file is missing (data_problems)."""
     from sdpo_ext.config import run_config  # imports verl; SDPOTrainer reads the `sdpo` block the same way
-    from sdpo_ext.ttrl_dataset import TheoremFilterDataset, ttrl_data_config
+    from sdpo_ext.ttrl.dataset import TheoremFilterDataset, ttrl_data_config
 
     settings = run_config(config)
     ttrl = settings.ttrl if settings is not None else None

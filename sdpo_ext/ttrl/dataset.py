@@ -8,7 +8,7 @@
   only `files`.
 A name that matches no row fails with the closest names, so a typo never trains on the wrong problem; a name on two
 rows fails too. `prompt_batch(names)` collates the rows of the given names (a name may repeat), as verl's
-dataloader would collate them, for the set's per-step draw (`sdpo_ext.ttrl_set`).
+dataloader would collate them, for the set's per-step draw (`sdpo_ext.ttrl.problem_set`).
 """
 from __future__ import annotations
 

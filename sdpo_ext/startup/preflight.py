@@ -13,7 +13,7 @@
 - Chat template: `generation_prompt` renders the model's chat template for one user message, with the run's
   `data.apply_chat_template_kwargs`, as verl renders its prompts, for the reward's own pre-flight (MATH checks
   `prompt_opens_think` against it); only from a tokenizer already on this machine.
-The CPU budget, unknown keys and the attention implementation are checked beside these (sdpo_ext.startup_checks),
+The CPU budget, unknown keys and the attention implementation are checked beside these (sdpo_ext.startup.checks),
 and the reward function's own `preflight(reward_kwargs)` when its module defines one (the Lean backend).
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ start-up then waits forever for CPUs that never come. The recipes size the units
 `${sdpo.tq_storage_units:WANTED,GPUS_PER_NODE,NNODES,RAY_NUM_CPUS}`: inside the Ray job (verl resolves the config
 in its TaskRunner before `tq.init`) it reads the CPUs Ray reports; before Ray starts it predicts them as Ray will
 (`ray_kwargs.ray_init.num_cpus`, else the CPUs of this host).
-`check_cpu_budget` runs before Ray starts, from the Hydra callback `sdpo_ext.startup_checks.StartupChecks`, so a
+`check_cpu_budget` runs before Ray starts, from the Hydra callback `sdpo_ext.startup.checks.StartupChecks`, so a
 too-small host fails in seconds with the fix.
 """
 from __future__ import annotations

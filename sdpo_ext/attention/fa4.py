@@ -9,7 +9,7 @@ packed engine with the Kimina step: every algorithm failed on its first forward.
 attention, with this reason; the kernel, its layout and its causal convention are flash-attn's own.
 
 Contract (transformers' AttentionInterface): query [B, Hq, Lq, D], key/value [B, Hkv, Lk, D] -> ([B, Lq, Hq, D],
-None). The sequences are those `sdpo_ext.varlen_attention` finds: per row, where the positions restart (packed);
+None). The sequences are those `sdpo_ext.attention.varlen` finds: per row, where the positions restart (packed);
 the kept tokens of each row (a 2-D padding mask); or one sequence per row, causal aligned to its end when Lq < Lk
 (queries on a KV cache, the shared-prefix teacher). They are flattened to [total, H, D] with cumulative lengths
 `cu_seqlens` and integer `max_seqlen`, flash-attn's varlen layout; GQA stays grouped (the kernel takes Hkv | Hq).
@@ -21,7 +21,7 @@ from typing import Optional
 
 import torch
 
-from sdpo_ext.varlen_attention import sequence_bounds, text_positions
+from sdpo_ext.attention.varlen import sequence_bounds, text_positions
 
 ATTN_IMPLEMENTATION = "fa4_varlen"
 """The value of `actor_rollout_ref.model.override_config.attn_implementation` that selects this attention."""

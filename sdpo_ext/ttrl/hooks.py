@@ -1,4 +1,5 @@
-"""Set-TTRL through verl's dataloader and checkpoint hooks: `SDPOTrainer`'s mixin (thin glue over `sdpo_ext.ttrl_set`).
+"""Set-TTRL through verl's dataloader and checkpoint hooks: `SDPOTrainer`'s mixin (thin glue over
+`sdpo_ext.ttrl.problem_set`).
 
 TTRL (`sdpo.ttrl.theorem`, `.theorems` or `.split`; one theorem is a set of one): the dataset is narrowed to the
 set's rows, and each step's prompts come from `TTRLSet.draw` (the open problems, the batch kept at
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from omegaconf import open_dict
 
-from sdpo_ext.ttrl_set import TTRLSet
+from sdpo_ext.ttrl.problem_set import TTRLSet
 
 if TYPE_CHECKING:
     from sdpo_attempts.log import AttemptLog
@@ -98,14 +99,14 @@ class TTRLHooks:
         ttrl = self.run_config.ttrl if self.run_config is not None else None
         if ttrl is None or not ttrl.active:
             return super()._init_dataloader()
-        from sdpo_ext.ttrl_dataset import TheoremFilterDataset, ttrl_data_config  # imports verl: see the docstring
+        from sdpo_ext.ttrl.dataset import TheoremFilterDataset, ttrl_data_config  # imports verl: see the docstring
 
         with open_dict(self.config):
             self.config.data.sdpo_ttrl = ttrl_data_config(ttrl, self.config.data)
         super()._init_dataloader()
         if not isinstance(self.train_dataset, TheoremFilterDataset):
-            raise ValueError("error: sdpo.ttrl needs data.custom_cls = sdpo_ext.ttrl_dataset.TheoremFilterDataset "
-                             "(the task parts set it: data.custom_cls.path=pkg://sdpo_ext.ttrl_dataset)")
+            raise ValueError("error: sdpo.ttrl needs data.custom_cls = sdpo_ext.ttrl.dataset.TheoremFilterDataset "
+                             "(the task parts set it: data.custom_cls.path=pkg://sdpo_ext.ttrl.dataset)")
         self.ttrl_set = TTRLSet(self.train_dataset.problem_names(), budget=ttrl.max_attempts,
                                 stop_on_success=ttrl.stop_on_success, seed=int(self.config.data.get("seed", None) or 0))
         steps = self.ttrl_set.step_limit(self.config.data.train_batch_size, self.config.actor_rollout_ref.rollout.n)
