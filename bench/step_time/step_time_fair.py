@@ -131,7 +131,9 @@ def plot(summary: dict, png: Path) -> None:
         lengths), 4.2), squeeze=False)
     for ax, length in zip(axes[0], lengths):
         bars = [(job, algo, row) for job, row in summary[length]["jobs"].items() for algo in CONFIGS if algo in row]
-        names = [f"{algo}\n{job}" if len(summary[length]["jobs"]) > 1 else algo for job, algo, _ in bars]
+        # a job's name on two lines at its date (packed_h100 / 2026-12-05_r2048): long names overlapped
+        names = [f"{algo}\n{job.replace('_20', chr(10) + '20', 1)}" if len(summary[length]["jobs"]) > 1 else algo
+                 for job, algo, _ in bars]
         bottom = [0.0] * len(bars)
         # the teacher forward is drawn apart (hatched) on top of the rest of the actor update that holds it
         nested = [row[algo]["phase_s"].get("sdpo_teacher_forward", 0.0) for _, algo, row in bars]
