@@ -1,4 +1,4 @@
-"""pass@k and best-of-k sampling through a mocked `reward.lean.verify_many`; infra never counts as failure."""
+"""pass@k and best-of-k sampling through a mocked `reward.lean.score.verify_many`; infra never counts as failure."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-import reward.lean
+import lean_env.backends.factory
+import reward.lean.score
 import sdpo_eval.prover_eval as prover_eval
 from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_data.prepare import prepare_lean
@@ -54,7 +55,7 @@ def fake_verifier(monkeypatch):
                 results.append({"score": 0.0, "verdict": "lean_error", "feedback": "err", "infra": 0.0})
         return results
 
-    monkeypatch.setattr(reward.lean, "verify_many", verify_many)
+    monkeypatch.setattr(reward.lean.score, "verify_many", verify_many)
     return calls
 
 
@@ -165,8 +166,8 @@ def test_one_event_loop_for_all_batches(data, monkeypatch):
     async def aclose_backends():
         closed.append(id(asyncio.get_running_loop()))
 
-    monkeypatch.setattr(reward.lean, "verify_many", verify_many)
-    monkeypatch.setattr(reward.lean, "aclose_backends", aclose_backends)
+    monkeypatch.setattr(reward.lean.score, "verify_many", verify_many)
+    monkeypatch.setattr(lean_env.backends.factory, "aclose_backends", aclose_backends)
     problems = prover_eval.load_problems([data], ["easy", "hard"])
     prover_eval.best_of_k(problems, SeedEngine(SCRIPT), SamplingParams(), budget=4, batch=2, reward_kwargs={},
                           attempt_log=None)
@@ -174,7 +175,7 @@ def test_one_event_loop_for_all_batches(data, monkeypatch):
 
 
 def test_best_of_k_through_real_reward_and_repl_double(tmp_path):
-    """No mock: reward.lean.verify_many with the REPL test double; a crash is infra, never a failure."""
+    """No mock: reward.lean.score.verify_many with the REPL test double; a crash is infra, never a failure."""
     rules = json.dumps([{"match": "nlinarith", "outcome": "error", "message": "linarith failed"},
                         {"match": "CRASH", "outcome": "crash"}])
     statement = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"

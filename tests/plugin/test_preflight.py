@@ -273,7 +273,7 @@ def thinking_model(tmp_path, smollm2_tokenizer) -> Path:
 def _math_config(model: Path, opens_think: bool, **chat_kwargs) -> dict:
     return {"actor_rollout_ref": {"model": {"path": str(model), "custom_chat_template": THINKING_TEMPLATE}},
             "data": {"apply_chat_template_kwargs": chat_kwargs},
-            "reward": {"custom_reward_function": {"path": str(Path(__file__).parents[2] / "reward" / "math.py"),
+            "reward": {"custom_reward_function": {"path": str(Path(__file__).parents[2] / "reward/math/score.py"),
                                                   "reward_kwargs": {"prompt_opens_think": opens_think}}}}
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-import reward.lean as rl
+import reward.lean.score as rl
+from lean_env.backends import factory
 
 
 def score_all(ground_truth: str, outputs: list[str], **kw) -> list[dict]:
@@ -12,5 +13,5 @@ def score_all(ground_truth: str, outputs: list[str], **kw) -> list[dict]:
         try:
             return [await rl.compute_score("lean", o, ground_truth, {}, **kw) for o in outputs]
         finally:
-            await rl.aclose_backends()
+            await factory.aclose_backends()
     return asyncio.run(main())

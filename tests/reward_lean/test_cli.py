@@ -1,7 +1,7 @@
 import json
 import sys
 
-from reward.cli import main
+from reward.lean.cli import main
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
 

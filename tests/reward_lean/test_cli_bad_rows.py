@@ -1,4 +1,4 @@
-"""`reward.cli verify` on inputs a newcomer really has: bad rows after good ones, on both Lean doubles."""
+"""`reward.lean.cli verify` on inputs a newcomer really has: bad rows after good ones, on both Lean doubles."""
 import concurrent.futures
 import json
 import subprocess
@@ -7,11 +7,11 @@ import threading
 
 import pytest
 
-import reward.lean as rl
+from lean_env.backends import factory
 from lean_env.backends.kimina import KiminaBackend
 from lean_env.options import BackendOptions
 from lean_env.testing.fake_kimina import FakeKimina
-from reward.cli import double_in_use, main
+from reward.lean.cli import double_in_use, main
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
 BAD_ROWS = [  # (row text, words the verdict's error must contain)
@@ -43,7 +43,7 @@ def _check_outputs(out_path) -> None:
 def test_repl_double_bad_rows_after_good_rows_never_hang(tmp_path, answer):
     inp, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     _write_input(inp, answer)
-    proc = subprocess.run([sys.executable, "-m", "reward.cli", "verify", str(inp), "--out", str(out), "--backend",
+    proc = subprocess.run([sys.executable, "-m", "reward.lean.cli", "verify", str(inp), "--out", str(out), "--backend",
                            "repl", "--repl-command", f"{sys.executable} -m lean_env.testing.fake_repl"],
                           check=False, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr[-2000:]
@@ -70,7 +70,7 @@ def _run_in_thread(argv: list[str]) -> int:
 @pytest.fixture
 def kimina_double(monkeypatch):
     def use(fake: FakeKimina) -> None:
-        monkeypatch.setattr(rl, "_make_backend",
+        monkeypatch.setattr(factory, "make_backend",
                             lambda cfg: KiminaBackend(cfg.url, transport=fake.transport(), backoff_s=0.01))
     return use
 

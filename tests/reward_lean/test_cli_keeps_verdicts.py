@@ -1,4 +1,4 @@
-"""`reward.cli verify` never truncates or deletes an earlier verdict file on a run that fails: the backend is down,
+"""`reward.lean.cli verify` never truncates or deletes an earlier verdict file on a run that fails: the backend is down,
 rows end as infrastructure failures, or the run is stopped."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from lean_env.testing.fake_kimina import FakeKimina
-from reward import cli
+from reward.lean import cli
 from tests.reward_lean.test_cli_bad_rows import _run_in_thread, kimina_double  # noqa: F401 (fixture)
 from tests.reward_lean.test_verify_resume import lean, rows, verdicts, write_input  # noqa: F401 (fixture)
 
@@ -39,7 +39,7 @@ def test_a_server_that_is_down_leaves_the_earlier_verdicts_as_they_were(tmp_path
     for resume in ([], ["--resume"]):
         if resume:   # a new row, so that --resume has one to check
             inp.write_text(inp.read_text() + json.dumps({"formal_statement": STATEMENT, "output": "x"}) + "\n")
-        proc = subprocess.run([sys.executable, "-m", "reward.cli", "verify", str(inp), "--out", str(out),
+        proc = subprocess.run([sys.executable, "-m", "reward.lean.cli", "verify", str(inp), "--out", str(out),
                                "--backend", "kimina", "--url", url, *resume],
                               capture_output=True, text=True, timeout=120, check=False)
         assert proc.returncode == cli.EXIT_INFRA and "does not answer" in proc.stderr, proc.stderr[-2000:]

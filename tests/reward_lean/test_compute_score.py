@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import reward.lean as rl
+import reward.lean.score as rl
+from lean_env.backends import factory
 from lean_env.backends.kimina import KiminaBackend
 from lean_env.testing.fake_kimina import FakeKimina
 from lean_env.testing.semantics import load_rules
@@ -27,7 +28,7 @@ def score_all(outputs, gt=GT, extra_info=None, **kw):
         try:
             return [await rl.compute_score("lean", o, gt, extra_info or {}, **kw) for o in outputs]
         finally:
-            await rl.aclose_backends()
+            await factory.aclose_backends()
     return asyncio.run(main())
 
 
@@ -60,7 +61,7 @@ def test_finish_reason_from_extra_info_and_dict_ground_truth_with_header(answer)
 
 def test_server_down_is_masked_never_scored(monkeypatch, answer):
     fake = FakeKimina(faults=[500] * 100)
-    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg.url, transport=fake.transport(),
+    monkeypatch.setattr(factory, "make_backend", lambda cfg: KiminaBackend(cfg.url, transport=fake.transport(),
                                                                       backoff_s=0.01, restart_wait_s=0.05,
                                                                       max_backoff_s=0.01))
     (d,) = score_all([answer("norm_num")], backend="kimina", backoff_s=0.01)
@@ -76,7 +77,7 @@ def test_kimina_path_and_env_var_selection(monkeypatch, answer):
     def make(cfg):
         made.append(cfg)
         return KiminaBackend(cfg.url, cfg.api_key, transport=fake.transport())
-    monkeypatch.setattr(rl, "_make_backend", make)
+    monkeypatch.setattr(factory, "make_backend", make)
     monkeypatch.setenv("LEAN_BACKEND", "kimina")
     monkeypatch.setenv("LEAN_SERVER_API_URL", "http://lean:9000")
     monkeypatch.setenv("LEAN_SERVER_API_KEY", "k")
@@ -115,7 +116,7 @@ def test_verl_loads_and_calls_it_with_reward_kwargs(answer):
             return await fn(data_source="lean", solution_str=answer("norm_num"), ground_truth=GT,
                             extra_info={"num_turns": 1, "rollout_reward_scores": {}})
         finally:
-            await rl.aclose_backends()
+            await factory.aclose_backends()
     d = asyncio.run(main())
     assert d["verdict"] == "valid" and d["score"] == 1.0
 
@@ -126,9 +127,9 @@ def test_verify_many_keeps_order_and_reuses_one_backend(answer):
     async def main():
         try:
             out = await rl.verify_many(items, progress=False, **REPL)
-            return out, list(rl._backends.values())
+            return out, list(factory._backends.values())
         finally:
-            await rl.aclose_backends()
+            await factory.aclose_backends()
     out, backends = asyncio.run(main())
     assert [d["verdict"] for d in out] == ["valid", "lean_error", "infra"] * 4
     assert len(backends) == 1

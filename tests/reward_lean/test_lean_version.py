@@ -9,7 +9,8 @@ from functools import partial
 
 import pytest
 
-import reward.lean as rl
+import reward.lean.score as rl
+from lean_env.backends import factory
 from lean_env.backends.kimina import KiminaBackend
 from lean_env.backends.repl import ReplPool
 from lean_env.testing.fake_kimina import FakeKimina
@@ -73,7 +74,7 @@ def test_the_version_is_asked_once_per_process_and_config(answer, monkeypatch):
             return await asyncio.gather(*(rl.compute_score("lean", answer("norm_num"), GT, {}, lean_version="v4.9.0",
                                                            **repl("4.9.0")) for _ in range(4)))
         finally:
-            await rl.aclose_backends()
+            await factory.aclose_backends()
     outs = asyncio.run(concurrently()) + score([answer("norm_num")], lean_version="v4.9.0", **repl("4.9.0"))
     assert [d["verdict"] for d in outs] == ["valid"] * 5 and asked == ["repl"]
 
@@ -81,7 +82,7 @@ def test_the_version_is_asked_once_per_process_and_config(answer, monkeypatch):
 @pytest.mark.parametrize("server_version,ok", [("4.9.0", True), ("4.15.0", False)])
 def test_kimina_mismatch_stops(monkeypatch, answer, server_version, ok):
     fake = FakeKimina(lean_version=server_version)
-    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg.url, transport=fake.transport()))
+    monkeypatch.setattr(factory, "make_backend", lambda cfg: KiminaBackend(cfg.url, transport=fake.transport()))
     if ok:
         (d,) = score([answer("norm_num")], backend="kimina", lean_version="v4.9.0")
         assert d["verdict"] == "valid"
@@ -97,7 +98,7 @@ def test_kimina_mismatch_stops(monkeypatch, answer, server_version, ok):
 
 def test_a_backend_that_cannot_answer_at_start_stops_the_start_but_not_a_running_reward(monkeypatch, answer):
     fake = FakeKimina(faults=[500] * 100)
-    monkeypatch.setattr(rl, "_make_backend",
+    monkeypatch.setattr(factory, "make_backend",
                         lambda cfg: KiminaBackend(cfg.url, transport=fake.transport(), backoff_s=0.01,
                                                         restart_wait_s=0.05, max_backoff_s=0.01))
     with pytest.raises(LeanVersionError, match="could not ask"):

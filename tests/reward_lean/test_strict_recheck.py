@@ -7,7 +7,7 @@ from functools import partial
 
 import pytest
 
-import reward.lean as rl
+import reward.lean.score as rl
 from lean_env.options import LeanOptions, RecheckOptions
 from tests.reward_lean.lean_scores import score_all
 

@@ -1,4 +1,4 @@
-"""Truncation from token counts: the Lean recipes' reward manager (reward.verl_manager) gives compute_score the
+"""Truncation from token counts: the Lean recipes' reward manager (reward.lean.verl_manager) gives compute_score the
 rollout's finish reason, so a reply that used its whole budget is `truncated` for every prompt style."""
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from tensordict import TensorDict
 from verl import DataProto
 from verl.trainer.ppo.reward import load_reward_manager
 
-import reward.lean as rl
+import reward.lean.score as rl
+from lean_env.backends import factory
+from reward.lean.verl_manager import LeanRewardManager
 from reward.truncation import finish_reason, generation_budget
-from reward.verl_manager import LeanRewardManager
 from tests.recipes.test_recipes import compose_recipe
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by"
@@ -96,7 +97,7 @@ def score(cfg, samples: list[DataProto]) -> list[dict]:
         try:
             return [(await manager.run_single(s))["reward_extra_info"] for s in samples]
         finally:
-            await rl.aclose_backends()
+            await factory.aclose_backends()
     return asyncio.run(main())
 
 
@@ -124,7 +125,7 @@ def test_without_the_finish_reason_the_text_alone_is_graded(manager_config, styl
             return await rl.compute_score("minif2f", CUT[style], GT, {}, **dict(
                 manager_config.reward.custom_reward_function.reward_kwargs))
         finally:
-            await rl.aclose_backends()
+            await factory.aclose_backends()
     assert asyncio.run(main())["verdict"] == TODAY[style]
 
 

@@ -1,12 +1,12 @@
-"""`reward.cli verify` keeps what it checked: verdicts are written as they arrive (Ctrl-C keeps them), and `--resume`
-checks only rows without a final verdict (new, changed, or infrastructure failures)."""
+"""`reward.lean.cli verify` keeps what it checked: verdicts are written as they arrive (Ctrl-C keeps them), and
+`--resume` checks only rows without a final verdict (new, changed, or infrastructure failures)."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from reward import cli
+from reward.lean import cli
 
 STATEMENT = "theorem t{i} : {i} = {i} := by\n"
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from reward.math_answer import final_answer, reference_answer
-from reward.math_equal import answers_equal
+from reward.math.answer import final_answer, reference_answer
+from reward.math.equal import answers_equal
 
 
 def graded(reply: str, reference: str, prompt_opens_think: bool = False) -> bool:

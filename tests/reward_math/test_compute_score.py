@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reward.math import compute_score, preflight
+from reward.math.score import compute_score, preflight
 
 KEYS = {"score": float, "verdict": str, "infra": float, "feedback": str, "extracted": str, "pred": str}
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reward.math_answer import final_answer, reference_answer
-from reward.math_equal import answers_equal
+from reward.math.answer import final_answer, reference_answer
+from reward.math.equal import answers_equal
 
 _spec = importlib.util.spec_from_file_location("grading_cases", Path(__file__).with_name("grading_cases.py"))
 grading_cases = importlib.util.module_from_spec(_spec)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reward.math_answer import (
+from reward.math.answer import (
     answer_tag,
     boxes,
     final_answer,

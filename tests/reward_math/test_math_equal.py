@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from reward.math_equal import answers_equal, canonical, has_percent, to_sympy
+from reward.math.equal import answers_equal, canonical, has_percent, to_sympy
 
 
 @pytest.mark.parametrize("answer, expected", [

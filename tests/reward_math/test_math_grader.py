@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reward.math_grader import Grade, GradingPool, grade
-from reward.math_options import MathGradingOptions
+from reward.math.grader import Grade, GradingPool, grade
+from reward.math.options import MathGradingOptions
 
 
 def limit(seconds: float) -> MathGradingOptions:

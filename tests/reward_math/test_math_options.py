@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reward.math_options import MathGradingOptions, prompt_opens_think
+from reward.math.options import MathGradingOptions, prompt_opens_think
 
 
 def test_defaults_and_kwargs():

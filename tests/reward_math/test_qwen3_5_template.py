@@ -12,7 +12,7 @@ import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from omegaconf import OmegaConf
 
-from reward.math import compute_score
+from reward.math.score import compute_score
 from tests.recipes.test_recipes import compose_recipe
 
 QWEN3_5_4B_GENERATION_PROMPT = """\

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from reward.math_answer import final_answer, visible_reply
-from reward.math_equal import answers_equal, canonical
+from reward.math.answer import final_answer, visible_reply
+from reward.math.equal import answers_equal, canonical
 
 
 def graded(reply: str, reference: str, prompt_opens_think: bool = False) -> bool:

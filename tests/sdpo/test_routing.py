@@ -1,5 +1,5 @@
-"""Sample routing and weights of the SDPO variants (sdpo_ext.loss.routing, distill_weights.pass_rate_weights), against values
-computed by hand from the papers' definitions."""
+"""Sample routing and weights of the SDPO variants (sdpo_ext.loss.routing, distill_weights.pass_rate_weights), against
+values computed by hand from the papers' definitions."""
 from __future__ import annotations
 
 import math

@@ -14,7 +14,7 @@ import numpy as np
 from verl import DataProto
 from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 
-from reward.lean import require_lean_version
+from reward.lean.score import require_lean_version
 from reward.truncation import finish_reason, generation_budget
 
 

@@ -2,7 +2,7 @@ r"""verl `compute_score` for MATH-style answers (the grader of `sdpo_eval.math_e
 
 Return contract (same keys and types for every call and every input; verl stacks them across the batch):
   score      1.0 the final answer equals the reference, else 0.0 (0.0 placeholder for infra, which is masked)
-  verdict    valid | wrong | no_answer | grader_timeout | infra | bad_task (`reward.math_grader.Grade`)
+  verdict    valid | wrong | no_answer | grader_timeout | infra | bad_task (`reward.math.grader.Grade`)
   infra      1.0 when the sample must be masked out of training: the grading worker failed or the ground truth is
              empty (a data error). The trainer masks these samples. A comparison that ran past `timeout_s` is the
              reply's doing: verdict grader_timeout, score 0.0, infra 0.0.
@@ -10,7 +10,7 @@ Return contract (same keys and types for every call and every input; verl stacks
   extracted  the reply's final answer ("" when it has none)
   pred       the normalised final answer: verl's maj@N vote key
 `ground_truth` is the reference answer string (a `\boxed{..}` around it is accepted). Options, through verl's
-`reward.custom_reward_function.reward_kwargs`: the fields of `reward.math_options.MathGradingOptions` (`timeout_s`,
+`reward.custom_reward_function.reward_kwargs`: the fields of `reward.math.options.MathGradingOptions` (`timeout_s`,
 `prompt_opens_think`). Model output is never evaluated as code.
 """
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reward.math_grader import grade
-from reward.math_options import MathGradingOptions
+from reward.math.grader import grade
+from reward.math.options import MathGradingOptions
 
 _VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
 _FEEDBACK = {

@@ -1,6 +1,6 @@
 """Verify a JSONL of (statement, output) pairs with either Lean backend.
 
-  python -m reward.cli verify in.jsonl --out out.jsonl --backend repl \
+  python -m reward.lean.cli verify in.jsonl --out out.jsonl --backend repl \
       --repl-command "lake exe repl" --workspace ~/mathlib-ws --num-repls 2
 Input lines: {"formal_statement", "output", optional "name", "header", "finish_reason"} or
 {"ground_truth": {...} or its JSON text, "output"}.
@@ -11,7 +11,8 @@ verdict `bad_row`, infra 1 and an `error` saying what is wrong. Prints a progres
 when the backend is a test double instead of Lean.
 Verdicts are written as they arrive, to `<out>.partial`, so Ctrl-C keeps them (exit 130). They replace the output
 when every row got a final verdict, or when there was no earlier output; otherwise (the backend does not answer, rows
-ended as infrastructure failures, a stop) an earlier output is left as it was, never truncated (reward.verdict_file).
+ended as infrastructure failures, a stop) an earlier output is left as it was, never truncated
+(reward.lean.verdict_file).
 `--resume` keeps the final verdicts of the earlier output and of a stopped run's partial file for unchanged rows and
 checks the rest.
 Exit code: 0 every row was checked by Lean; 2 bad input (a missing file, a bad option, bad rows: fix them first); 3
@@ -31,10 +32,11 @@ from typing import Any, Callable
 import httpx
 
 from lean_env import Verdict
+from lean_env.backends.factory import aclose_backends, get_backend
 from lean_env.backends.probe import backend_problems
 from lean_env.options import BACKENDS, BackendOptions, option_fields, option_type
-from reward.lean import aclose_backends, get_backend, parse_ground_truth, resolve_config, verify_many
-from reward.verdict_file import VerdictWriter, previous_verdicts
+from reward.lean.score import parse_ground_truth, resolve_config, verify_many
+from reward.lean.verdict_file import VerdictWriter, previous_verdicts
 
 BAD_ROW = "bad_row"
 EXIT_BAD_ROWS, EXIT_INFRA, EXIT_INTERRUPTED = 2, 3, 130
@@ -48,7 +50,7 @@ def _bool(text: str) -> bool:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m reward.cli", description="Lean proof verification")
+    ap = argparse.ArgumentParser(prog="python -m reward.lean.cli", description="Lean proof verification")
     sub = ap.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verify a JSONL file", epilog="exit codes: 0 all rows checked, "
                        f"{EXIT_BAD_ROWS} bad input rows, {EXIT_INFRA} rows ended as infrastructure failures")
@@ -170,7 +172,7 @@ def verify_file(args: argparse.Namespace) -> int:
     try:
         resolve_config(**config)   # a bad option fails before anything runs
     except ValueError as e:
-        print(f"error: {e} (python -m reward.cli verify --help lists the options)", file=sys.stderr)
+        print(f"error: {e} (python -m reward.lean.cli verify --help lists the options)", file=sys.stderr)
         return EXIT_BAD_ROWS
     if not os.path.isfile(args.input):
         print(f"error: {args.input}: no such file (a JSONL of {{\"formal_statement\", \"output\"}} rows)",

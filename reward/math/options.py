@@ -30,7 +30,7 @@ _PARSE = {"bool": _bool, "float": float, "int": int, "str": str}   # field annot
 
 @dataclass(frozen=True)
 class MathGradingOptions:
-    """How one MATH reply is graded (`reward.math_grader.grade`)."""
+    """How one MATH reply is graded (`reward.math.grader.grade`)."""
 
     timeout_s: float = _opt(5.0, "hard limit per answer comparison in seconds; a reply whose comparison runs past "
                                  "it scores 0 with verdict grader_timeout")

@@ -3,7 +3,7 @@ r"""Whether two final answers are the same mathematical object: our normaliser, 
 Contract: `answers_equal(prediction, reference)` is True only when both strings, after `canonical`, are equal as
 text or parse *completely* (latex2sympy over the whole string; no prefix of it) to objects that math-verify's
 comparison calls equal. A side that does not parse completely can only match as text. Model output is never
-evaluated as code. No time limit here: `reward.math_grader` runs this in a worker process it can kill. An answer
+evaluated as code. No time limit here: `reward.math.grader` runs this in a worker process it can kill. An answer
 longer than `MAX_CHARS` characters after normalising matches only as text, so a 100,000-digit literal or a
 50,000-term list never reaches sympy (and every normalising regex is linear in the answer's length).
 

@@ -29,8 +29,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reward.math_answer import final_answer, reference_answer
-from reward.math_options import MathGradingOptions
+from reward.math.answer import final_answer, reference_answer
+from reward.math.options import MathGradingOptions
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def _serve() -> None:
     """Worker loop over stdin/stdout JSON lines: {"prediction", "reference"} -> {"equal", "key"} | {"error"}."""
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns that its own (SIGALRM) limit is off
     protocol, sys.stdout = sys.stdout, sys.stderr  # a library's print() must not corrupt the reply lines
-    from reward.math_equal import answers_equal, canonical
+    from reward.math.equal import answers_equal, canonical
 
     answers_equal("1/2", "0.5")  # import sympy and latex2sympy before saying ready
     print("ready", file=protocol, flush=True)
@@ -81,13 +81,13 @@ def _serve() -> None:
 
 
 class _Worker:
-    """One `python -m reward.math_grader` process: no fork, no multiprocessing bootstrap, so it starts the same
+    """One `python -m reward.math.grader` process: no fork, no multiprocessing bootstrap, so it starts the same
     from any caller (a script without a __main__ guard, a daemon process, a Ray actor)."""
 
     def __init__(self):
-        package_root = str(Path(__file__).resolve().parent.parent)
+        package_root = str(Path(__file__).resolve().parents[2])  # the folder that holds `reward`
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-        self.process = subprocess.Popen([sys.executable, "-m", "reward.math_grader"], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, "-m", "reward.math.grader"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, env=env)
         self._buffer = b""
         if self.read_line(STARTUP_TIMEOUT_S) != "ready":

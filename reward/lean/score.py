@@ -12,7 +12,7 @@ still raise); `parse_ground_truth` raises `ValueError` naming what is wrong with
 Config: verl's `reward.custom_reward_function.reward_kwargs`, the flat fields of `lean_env.options` (types, defaults
 and docs there), falling back to env vars LEAN_BACKEND, LEAN_SERVER_API_URL, LEAN_SERVER_API_KEY,
 LEAN_REPL_COMMAND, LEAN_WORKSPACE. One backend per (process, event loop, `BackendOptions`), created
-lazily and reused by all concurrent calls.
+lazily and reused by all concurrent calls (`lean_env.backends.factory`).
 Lean version: with `lean_version` set, the backend is asked once which Lean it runs (`lean_env.version`) and a
 mismatch raises LeanVersionError (not masked) unless `allow_lean_version_mismatch`.
 Strict mode (`strict_recheck: true`, `lean_env.options.RecheckOptions`): a VALID proof is re-checked by an external
@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from lean_env import DEFAULT_HEADER, Task, Verdict, parse_statement, verify
 from lean_env.assemble import split_header
+from lean_env.backends import factory
 from lean_env.backends.probe import backend_problems
 from lean_env.options import BackendOptions, LeanOptions
 from lean_env.recheck.online import recheck_valid
@@ -41,7 +42,6 @@ from lean_env.version import LeanVersionError, backend_lean_version, check_lean_
 log = logging.getLogger(__name__)
 
 _VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
-_backends: dict[tuple[int, BackendOptions], tuple[asyncio.AbstractEventLoop, LeanBackend]] = {}
 _lean_versions: dict[BackendOptions, str] = {}   # backend options -> the Lean it runs, asked once per process
 _version_locks: dict[tuple, asyncio.Lock] = {}
 
@@ -60,43 +60,6 @@ def preflight(reward_kwargs: Mapping[str, Any]) -> list[str]:
     except ValueError as e:
         return [f"{e} (fix reward.custom_reward_function.reward_kwargs)"]
     return asyncio.run(backend_problems(cfg.backend_options))
-
-
-def _make_backend(cfg: BackendOptions) -> LeanBackend:
-    if cfg.backend == "kimina":
-        from lean_env.backends.kimina import KiminaBackend
-
-        return KiminaBackend(cfg.url, cfg.api_key, endpoint=cfg.endpoint, batch_size=int(cfg.batch_size),
-                             server_repls=int(cfg.server_repls), import_timeout_s=float(cfg.import_timeout_s))
-    pool_kwargs = dict(command=cfg.repl_command, cwd=cfg.workspace, num_repls=int(cfg.num_repls),
-                       max_uses=int(cfg.max_uses), max_rss_mb=cfg.max_rss_mb, mem_limit_mb=cfg.mem_limit_mb,
-                       import_timeout_s=float(cfg.import_timeout_s))
-    if cfg.backend == "repl-ray":
-        from lean_env.ray_actor import RayReplBackend
-
-        return RayReplBackend(num_actors=int(cfg.ray_actors), **pool_kwargs)
-    from lean_env.backends.repl import ReplPool
-
-    return ReplPool(**pool_kwargs)
-
-
-def get_backend(cfg: BackendOptions) -> LeanBackend:
-    """The backend for `cfg` in the running event loop (created on first use)."""
-    loop = asyncio.get_running_loop()
-    key = (id(loop), cfg)
-    hit = _backends.get(key)
-    if hit is None or hit[0] is not loop:
-        _backends[key] = (loop, _make_backend(cfg))
-    return _backends[key][1]
-
-
-async def aclose_backends() -> None:
-    """Close the backends created in the running loop (processes, HTTP clients)."""
-    loop = asyncio.get_running_loop()
-    for key, (owner, backend) in list(_backends.items()):
-        if owner is loop:
-            del _backends[key]
-            await backend.aclose()
 
 
 async def _query_version(backend: LeanBackend, cfg: BackendOptions) -> str:
@@ -126,7 +89,7 @@ async def ensure_lean_version(cfg: LeanOptions) -> None:
         if key in _lean_versions:
             return
         try:
-            found = await _query_version(get_backend(key), key)
+            found = await _query_version(factory.get_backend(key), key)
         except LeanVersionError as e:   # no answer (server down): the samples are masked as infra, ask again later
             log.warning("%s; asking again on the next proof", e)
             return
@@ -142,7 +105,7 @@ def require_lean_version(**config: Any) -> str | None:
         return None
 
     async def ask() -> str:
-        backend = _make_backend(cfg.backend_options)
+        backend = factory.make_backend(cfg.backend_options)
         try:
             return await _query_version(backend, cfg.backend_options)
         finally:
@@ -190,7 +153,7 @@ def _as_dict(verdict: Verdict, feedback: str, lean_time_s: float, infra: bool) -
 async def score_one(
     task: Task, solution_str: Any, cfg: LeanOptions, finish_reason: str | None = None
 ) -> dict[str, Any]:
-    backend = get_backend(cfg.backend_options)
+    backend = factory.get_backend(cfg.backend_options)
     output = solution_str if isinstance(solution_str, str) else ""
     result = await verify(task, output, backend, finish_reason=finish_reason, check=cfg.check)
     result = await recheck_valid(task, output, result, cfg.recheck)

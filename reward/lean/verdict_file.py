@@ -1,5 +1,5 @@
-"""The verdict file of `reward.cli verify`: written as verdicts arrive, so a stopped run keeps them, and read back by
-`--resume`.
+"""The verdict file of `reward.lean.cli verify`: written as verdicts arrive, so a stopped run keeps them, and read back
+by `--resume`.
 
 Contract: while the run lasts, each verdict is appended (and flushed) as one line `{**input row, "line": n, **result}`
 in completion order to `<out>.partial` (`partial_path`), never to the output itself: an earlier output is replaced,
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-Row = tuple[int, Any, "str | None"]  # (line number, parsed row or raw text, problem or None): reward.cli.read_rows
+Row = tuple[int, Any, "str | None"]  # (line number, parsed row or raw text, problem or None): reward.lean.cli.read_rows
 
 
 def _base(row: Any) -> dict[str, Any]:
