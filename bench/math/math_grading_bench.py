@@ -1,4 +1,4 @@
-"""Agreement of MATH graders with the expected verdicts of tests/reward_math/grading_cases.py (not a test).
+"""Agreement of MATH graders with the expected verdicts of tests/reward/math/grading_cases.py (not a test).
 
     python bench/math/math_grading_bench.py --out bench/math/results/math_grading.json
 

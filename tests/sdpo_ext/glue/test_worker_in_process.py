@@ -4,7 +4,8 @@ actor update, EMA): GRPO, SDPO and SRPO update the policy, and SDPO's update is 
 SDPO loss hook computes the per-token log-probs (the hook does since the trainer sends distillation_only=True).
 
 Tiny random Qwen3 (hidden 64, 2 layers) with SmolLM2-135M-Instruct's tokenizer; the real kimina recipes with the
-benchmark's settings (bench/step_time/step_phases.overrides) and the CPU overrides of tests/glue/cpu_platform.py.
+benchmark's settings (bench/step_time/step_phases.overrides) and the CPU overrides of
+tests/sdpo_ext/glue/cpu_platform.py.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from verl.utils import tensordict_utils as tu
 
 from tests.bench.bench_scripts import on_path
 from tests.bench.test_step_phases import ground_truths, random_rollout_batch
-from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES
+from tests.sdpo_ext.glue.cpu_platform import CPU_CONFIG_OVERRIDES
 
 on_path("step_time")
 from step_batch import InProcessWorkerGroup, StepBatch  # noqa: E402

@@ -8,7 +8,7 @@ import shlex
 import pytest
 
 from tests.bench.bench_scripts import on_path
-from tests.eval.test_discovery_set import set_run_log
+from tests.sdpo_eval.test_discovery_set import set_run_log
 
 on_path("ttrl")
 import ttrl_discovery  # noqa: E402

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.glue.cpu_platform import cpu_platform_installed
-from tests.glue.test_sdpo_loss_hook import tiny_llama
+from tests.sdpo_ext.glue.cpu_platform import cpu_platform_installed
+from tests.sdpo_ext.glue.test_sdpo_loss_hook import tiny_llama
 
 
 @pytest.fixture(scope="module")

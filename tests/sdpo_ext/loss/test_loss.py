@@ -21,7 +21,7 @@ from sdpo_ext.loss.objective import (
 _spec = importlib.util.spec_from_file_location("support_reference", Path(__file__).with_name("support_reference.py"))
 _reference = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_reference)
-topk_support = _reference.topk_support  # test oracle (tests/sdpo/support_reference.py)
+topk_support = _reference.topk_support  # test oracle (tests/sdpo_ext/loss/support_reference.py)
 
 S = [0.5, 0.3, 0.2]
 T = [0.2, 0.5, 0.3]

@@ -9,7 +9,7 @@ import pytest
 
 import reward.lean.score as rl
 from lean_env.options import LeanOptions, RecheckOptions
-from tests.reward_lean.lean_scores import score_all
+from tests.reward.lean.lean_scores import score_all
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
 GT = json.dumps({"name": "t1", "formal_statement": STATEMENT, "header": "import Mathlib\n\nopen Real\n"})

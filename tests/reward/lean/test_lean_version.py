@@ -15,7 +15,7 @@ from lean_env.backends.kimina import KiminaBackend
 from lean_env.backends.repl import ReplPool
 from lean_env.testing.fake_kimina import FakeKimina
 from lean_env.version import LeanVersionError, backend_lean_version
-from tests.reward_lean.lean_scores import score_all
+from tests.reward.lean.lean_scores import score_all
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
 GT = json.dumps({"name": "t1", "formal_statement": STATEMENT})

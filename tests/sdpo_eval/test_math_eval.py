@@ -284,7 +284,7 @@ def test_a_chat_template_that_opens_think_needs_the_grading_flag(tmp_path, engin
     """A real tokenizer whose template ends the prompt inside <think> (Qwen3.5-4B's generation-prompt branch): without
     --grading-prompt-opens-think true every reply would be graded from its thinking, so the run stops before
     generating; with it, it runs."""
-    from tests.plugin.test_preflight import THINKING_TEMPLATE
+    from tests.sdpo_ext.startup.test_preflight import THINKING_TEMPLATE
 
     table, _ = engines
     monkeypatch.setattr(smollm2_tokenizer, "chat_template", THINKING_TEMPLATE)  # the tokenizer is session-wide

@@ -17,7 +17,7 @@ from sdpo_ext.teacher.reprompt import RepromptConfig, build_teacher_batch, rende
 _spec = importlib.util.spec_from_file_location("support_reference", Path(__file__).with_name("support_reference.py"))
 _reference = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_reference)
-topk_support = _reference.topk_support  # test oracle (tests/sdpo/support_reference.py)
+topk_support = _reference.topk_support  # test oracle (tests/sdpo_ext/loss/support_reference.py)
 
 RESPONSE_TOKENS = 20
 TOP_K = 20

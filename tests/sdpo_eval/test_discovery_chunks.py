@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.bench.bench_scripts import on_path
-from tests.eval.test_discovery_set import set_run_log
+from tests.sdpo_eval.test_discovery_set import set_run_log
 
 on_path("ttrl")
 import discovery_chunks  # noqa: E402

@@ -42,7 +42,7 @@ def test_cli_flags_are_built_from_the_fields():
 
 def test_the_math_recipe_sets_every_option():
     """recipes/sdpo_task/math.yaml passes each field as a reward_kwarg (so a model part can override it)."""
-    with open(Path(__file__).resolve().parents[2] / "recipes" / "sdpo_task" / "math.yaml") as f:
+    with open(Path(__file__).resolve().parents[3] / "recipes" / "sdpo_task" / "math.yaml") as f:
         kwargs = yaml.safe_load(f)["reward"]["custom_reward_function"]["reward_kwargs"]
     assert set(kwargs) == {f.name for f in dataclasses.fields(MathGradingOptions)}
     assert MathGradingOptions.from_kwargs(kwargs) == MathGradingOptions()

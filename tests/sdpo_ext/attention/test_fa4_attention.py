@@ -9,7 +9,7 @@ import torch
 
 from sdpo_ext.attention import fa4 as fa4_attention
 from sdpo_ext.attention.fa4 import ATTN_IMPLEMENTATION, fa4_varlen_attention
-from tests.sdpo.test_varlen_attention import _Causal, packed_positions, reference
+from tests.sdpo_ext.attention.test_varlen_attention import _Causal, packed_positions, reference
 
 
 class StandIn:

@@ -22,7 +22,7 @@ import sdpo_ext.trainer as trainer_mod
 from sdpo_eval.discovery import compose_recipe
 from sdpo_ext.trainer import SDPOTrainer
 from sdpo_ext.ttrl.hooks import TTRL_SET_FILE
-from tests.glue.test_trainer_prepare import FakeBatch, FakeTQ, nested
+from tests.sdpo_ext.glue.test_trainer_prepare import FakeBatch, FakeTQ, nested
 
 # two theorems of the toy set's valid split and two of its test split (TTRL looks names up in both)
 FOUR = ["toy_add_7_5", "toy_mul_6_7", "toy_div_36_4", "toy_lt_9_11"]

@@ -1,7 +1,8 @@
 """The path users run: verl's real FSDP engine with padding removed and dynamic batch size, so several sequences share a
 micro-batch (packed into one row, kept apart by the attention), against the same step with one sequence per micro-batch.
 No stand-in engine: our worker (`SDPOActorRolloutRefWorker`, verl's ActorRolloutRefWorker) on the CPU platform of
-tests/glue/cpu_platform.py, driven for one training step as verl's trainer drives it (bench/step_time/step_batch).
+tests/sdpo_ext/glue/cpu_platform.py, driven for one training step as verl's trainer drives it
+(bench/step_time/step_batch).
 
 Packed: `attn_implementation=sdpa_varlen` (sdpo_ext.attention.varlen), `use_dynamic_bsz=true` with a token budget of
 PACKED_TOKENS, two to three sequences per micro-batch. One per micro-batch: torch's SDPA on each sequence alone, the
@@ -25,7 +26,7 @@ from verl.workers.utils.padding import no_padding_2_padding
 
 from tests.bench.bench_scripts import on_path
 from tests.bench.test_step_phases import random_rollout_batch
-from tests.glue.cpu_platform import CPU_CONFIG_OVERRIDES
+from tests.sdpo_ext.glue.cpu_platform import CPU_CONFIG_OVERRIDES
 
 on_path("step_time")
 from step_phases import FAST, compose_config  # noqa: E402
@@ -198,10 +199,11 @@ def test_transformers_sdpa_also_keeps_packed_sequences_apart_in_verls_engine(mod
 
 def test_fa4_varlen_keeps_packed_sequences_apart_in_verls_engine(model_dir, smollm2_tokenizer, cpu, monkeypatch):
     """`fa4_varlen` through verl's real engine, its kernel replaced by the torch stand-in of flash-attn's varlen
-    contract (tests/sdpo/test_fa4_attention.py): verl's packed rows reach it with their position ids, and SDPO's step
-    (student and teacher forwards) equals the one-sequence step. The kernel itself needs Hopper or Blackwell."""
+    contract (tests/sdpo_ext/attention/test_fa4_attention.py): verl's packed rows reach it with their position ids, and
+    SDPO's step (student and teacher forwards) equals the one-sequence step. The kernel itself needs Hopper or
+    Blackwell."""
     from sdpo_ext.attention import fa4 as fa4_attention
-    from tests.sdpo.test_fa4_attention import StandIn
+    from tests.sdpo_ext.attention.test_fa4_attention import StandIn
 
     kernel = StandIn()
     monkeypatch.setattr(fa4_attention, "_kernel", lambda: kernel)

@@ -8,7 +8,7 @@ from verl.trainer.ppo.core_algos import compute_policy_loss_vanilla
 
 from sdpo_ext.loss.divergence import divergence
 from sdpo_ext.loss.logprobs import entropy, gather_logp, student_topk
-from tests.glue.test_sdpo_loss_hook import forward_logits, make_batch, nested, sdpo_loss
+from tests.sdpo_ext.glue.test_sdpo_loss_hook import forward_logits, make_batch, nested, sdpo_loss
 
 
 def run(model, data, prompts, responses, loss_fn, advantages=None):

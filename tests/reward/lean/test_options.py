@@ -93,7 +93,7 @@ def test_equal_options_share_one_backend_key():
 def test_the_lean_docs_table_lists_exactly_the_options():
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "lean.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "lean.md").read_text()
     table = doc.split("## Config keys", 1)[1].split("\n\n", 2)[2].split("\n\n", 1)[0]
     keys = {k.strip(" `") for row in table.splitlines()[2:] for k in row.split("|")[1].split("/")}
     assert keys == {f.name for _, f in option_fields()}
