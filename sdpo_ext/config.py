@@ -71,8 +71,8 @@ class SDPOConfig(BaseConfig):
       "sc_sdpo" (pass-rate weights, arXiv 2605.27765), "srpo" (failed samples with a correct sibling -> distillation,
       the rest -> PPO-clip on their GRPO advantage; arXiv 2604.02288).
     token_weighting: per-token weight of the distillation loss from the teacher's entropy H_T and the student's H_S
-      (`distill_weights.token_weights`): "none" (the paper), "confident" (only where H_T <= H_S: the teacher is at least as sure
-      as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T) normalised to mean 1,
+      (`distill_weights.token_weights`): "none" (the paper), "confident" (only where H_T <= H_S: the teacher is at
+      least as sure as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T) normalised to mean 1,
       β = `entropy_weight_beta`).
     entropy_weight_beta: β of token_weighting=entropy (SRPO's default 1.0).
     teacher_temperature: the teacher's logits are divided by it before its log-softmax (1.0: the paper). Departure

@@ -12,7 +12,7 @@ from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
 from lean_env.options import option_fields
-from reward.lean import resolve_config
+from reward.lean.score import resolve_config
 from sdpo_ext.startup.checks import UnknownConfigKeyError, check_config_keys
 
 VERL_CONFIG_DIR = str(Path(verl.__file__).parent / "trainer" / "config")
@@ -379,10 +379,10 @@ def test_lean_recipes_validate_sampled_as_the_authors_evaluate(recipe):
         train, val = AUTHOR_SAMPLING[model]
         assert (rollout.temperature, rollout.top_p) == train
         assert (rollout.val_kwargs.n, rollout.val_kwargs.temperature, rollout.val_kwargs.top_p) == val
-    # truncation from token counts (reward.verl_manager) for every Lean recipe, SDPO and GRPO alike
+    # truncation from token counts (reward.lean.verl_manager) for every Lean recipe, SDPO and GRPO alike
     manager = cfg.reward.reward_manager
     assert (manager.source, manager.name, manager.module.path) == ("importlib", "LeanRewardManager",
-                                                                    "pkg://reward.verl_manager")
+                                                                    "pkg://reward.lean.verl_manager")
     # the Lean the statements (DeepSeek's miniF2F/ProofNet copies) need, checked against the backend at start
     assert cfg.reward.custom_reward_function.reward_kwargs.lean_version == "v4.9.0"
 
