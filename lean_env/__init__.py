@@ -1,8 +1,8 @@
 """Lean 4 proof checking for RL rewards (no verl imports).
 
 Public entry points: `screen`, `extract_answer`, `build_check`, `judge`, `render_feedback`,
-`verify`, `Task`, the value types, and the backends in `lean_env.backends.{kimina,repl}`
-(imported lazily, so `import lean_env` stays light).
+`verify`, `Task`, the value types, and the backends in `lean_env.backends.{kimina,repl,ray_actor}`, built from
+options by `lean_env.backends.factory` (imported lazily, so `import lean_env` stays light).
 """
 from lean_env.assemble import DEFAULT_HEADER, CheckPlan, build_check
 from lean_env.feedback import render_feedback

@@ -4,7 +4,7 @@
 one `verify` call needs (limits and retries); `RecheckOptions` is the strict online mode (every paid proof re-checked
 by an external kernel tool, `lean_env.recheck`); `LeanOptions` adds the per-run settings (Lean version check,
 concurrency). The flat keyword names of the four (`option_fields`) are verl's `reward_kwargs` of `reward.lean` and
-the flags of `python -m reward.cli verify`.
+the flags of `python -m reward.lean.cli verify`.
 A backend field whose default is None and whose metadata names an env var falls back to that variable, then to its
 `fallback` (`BackendOptions.resolved`).
 """

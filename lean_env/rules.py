@@ -19,8 +19,9 @@
   are accessible, never what the kernel accepts, and the model's options end with its section, before the check.
 - `open`: only namespaces, optionally `scoped`; no `renaming`, `hiding` or `(…)` (they alias names).
 - Syntax that reads characters (`lean_env/tables/raw_syntax.txt`): no `open`/`namespace` that could activate a
-  namespace holding such syntax (`open_problem`, `namespace_problem`: ProofWidgets.Jsx), and no first atom of a
-  global one (RAW_OPENERS: `#help`), except the readers the lexer follows (LEXED_READERS).
+  namespace holding such syntax (`open_problem`, `namespace_problem`: ProofWidgets.Jsx), no identifier naming one
+  anywhere (`raw_namespace_name`), and no first atom of a global one (RAW_OPENERS: `#help`), except the readers the
+  lexer follows (LEXED_READERS).
 - Attributes: the names of ALLOWED_ATTRIBUTES, each with only the argument words ATTRIBUTE_ARGS lists for it (and
   numbers): an argument that is a term, a tactic or a rule builder running code (aesop's `tactic`, `(pattern := …)`,
   `(rule_sets := …)`) is FORBIDDEN, since Lean elaborates or runs it while the helper is declared.
@@ -151,6 +152,22 @@ def open_problem(name: tuple[str, ...]) -> str | None:
     name = name[1:] if name[:1] == ("_root_",) else name
     hit = next((ns for ns in sorted(RAW_NAMESPACES) if ns[-len(name):] == name), None) if name else None
     return None if hit is None else _raw_reason(f"`open {'.'.join(name)}`", hit)
+
+
+def raw_namespace_name(code: list[Token]) -> tuple[Token, str] | None:
+    """The first identifier of `code` (comments left out) that `open` could resolve to a namespace holding syntax that
+    reads characters (`open_problem`), wherever it stands, with the reason; the name of a `namespace`/`end` command
+    is left to `namespace_problem`, which knows the enclosing namespaces. Fail-closed: Lean's `open` takes every
+    identifier after it (`open ProofWidgets trivial ProofWidgets.Jsx` names three), while the command splitter ends
+    the list at a tactic word (a column-0 tactic may follow); so the name is refused anywhere, not only in what the
+    splitter calls the `open` list. No honest proof names such a namespace (`Jsx`, `ProofWidgets.Jsx`) otherwise."""
+    for before, token in zip([None, *code], code):
+        if token.kind != "ident" or (before is not None and before.text in ("namespace", "end")):
+            continue
+        why = open_problem(name_parts(token.text))
+        if why:
+            return token, why
+    return None
 
 
 def namespace_problem(full_name: tuple[str, ...]) -> str | None:

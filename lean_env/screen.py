@@ -32,6 +32,7 @@ from lean_env.rules import (
     helper_problem,
     namespace_problem,
     prefix_problem,
+    raw_namespace_name,
     statement_names,
 )
 from lean_env.text import suspicious_character
@@ -201,11 +202,16 @@ def _target_proof(cmd: Command, statement: Statement, text: str) -> int:
 
 
 def _check_raw_openers(code: list[Token], text: str) -> None:
-    """FORBIDDEN for the first atom of a global syntax that reads characters the lexer does not follow (`#help`)."""
+    """FORBIDDEN for the first atom of a global syntax that reads characters the lexer does not follow (`#help`),
+    and for any identifier naming a namespace of scoped such syntax (`raw_namespace_name`)."""
     hit = next((t for t in code if t.text in RAW_OPENERS), None)
     if hit is not None:
         raise Reject(Verdict.FORBIDDEN, f"`{hit.text}` starts syntax that reads characters the screen cannot follow "
                                         f"(line {_line(text, hit)})")
+    named = raw_namespace_name(code)
+    if named is not None:
+        token, why = named
+        raise Reject(Verdict.FORBIDDEN, f"the identifier `{token.text}`: {why} (line {_line(text, token)})")
 
 
 def _check_namespace(stack: list[tuple[str, tuple[str, ...]]], name: tuple[str, ...] | None, where: str) -> None:

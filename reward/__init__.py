@@ -1,8 +1,7 @@
 """verl reward functions: `reward.lean` (Lean proofs), `reward.math` (MATH answers) and `reward.addition` (the demo
-task).
+task); `reward.truncation` (finish reasons from token counts) is shared.
 
-MATH grading is split in four: `math_options` (the grading options, one typed home for the recipe, the CLI and the
-reward), `math_answer` (the reply's final answer; pure, linear time), `math_equal` (answer equivalence; sympy),
-`math_grader` (equivalence in killable worker processes with a hard time limit).
-Import the submodule you need; this package imports nothing heavy on its own.
+Each reward is a package that names its grading: `reward.lean` (score, cli, verdict_file, verl_manager; the backends
+are `lean_env`'s) and `reward.math` (score, answer, equal, grader, options). Import the submodule you need; this
+package imports nothing heavy on its own.
 """

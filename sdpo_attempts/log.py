@@ -16,6 +16,13 @@ from typing import Any
 RUN_ID_FILE = "sdpo_run_id.txt"
 
 
+def within_budget(attempt: int, budget: int) -> bool:
+    """Whether the judged attempt numbered `attempt` counts against a budget of `budget` attempts: 1 <= attempt <= B.
+    A TTRL run's last step may overshoot B (n samples a prompt); those attempts are logged, but a proof among them
+    solves nothing, for the run (`TTRLSet.solved`) and for the discovery report alike."""
+    return 1 <= attempt <= budget
+
+
 @dataclass
 class AttemptLog:
     path: str | None

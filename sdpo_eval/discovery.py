@@ -34,6 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from sdpo_attempts.log import within_budget
 from sdpo_data.sources import read_jsonl
 from sdpo_eval.launch import finished, gpu_groups, launch
 
@@ -201,7 +202,7 @@ def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, 
     for rec in records:
         key = (rec["method"], rec["problem"], int(rec.get("seed") or 0), rec["run_id"])
         state = runs.setdefault(key, {"first": None, "made": 0})
-        if rec.get("infra") or rec["attempt"] > budget or rec["attempt"] < 1:
+        if rec.get("infra") or not within_budget(rec["attempt"], budget):
             continue
         state["made"] = max(state["made"], rec["attempt"])
         if rec.get("score", 0.0) >= 1.0 and (state["first"] is None or rec["attempt"] < state["first"]):

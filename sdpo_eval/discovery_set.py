@@ -52,9 +52,7 @@ def set_command(method: str, model: str, problems: Sequence[str], budget: int, r
         f"trainer.default_local_dir={run_dir / 'checkpoints'}",
         f"data.seed={seed}",
         f"actor_rollout_ref.rollout.seed={seed}",
-        # the set is the test: no validation pass over it, no checkpoints unless asked for
-        "trainer.test_freq=-1",
-        "trainer.val_before_train=false",
+        # no checkpoints unless asked for (no validation pass either: the recipes' TTRL settings, TTRLConfig)
         "trainer.save_freq=-1",
         *method_overrides,
         *overrides,

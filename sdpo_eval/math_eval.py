@@ -8,9 +8,9 @@ r"""Few-shot MATH evaluation of one or two models: accuracy with intervals, pass
 
 Problems: EleutherAI/hendrycks_math (`--split`, `--subjects`) or `--input` (JSONL/JSON/parquet in the MATH, MATH-500
 or a subject-less format; see `sdpo_data.math_rows`). Prompts: Minerva 4-shot (`math_prompts`), as chat turns when
-the tokenizer has a chat template, else raw "Problem:/Solution:" text. Grading: `reward.math_grader` (the RL
+the tokenizer has a chat template, else raw "Problem:/Solution:" text. Grading: `reward.math.grader` (the RL
 reward's grader, with its hard time limit; a reply whose comparison runs past it counts as wrong, a grader failure
-is infra and left out of every count), with the `--grading-*` flags of `reward.math_options.MathGradingOptions`
+is infra and left out of every count), with the `--grading-*` flags of `reward.math.options.MathGradingOptions`
 (`--grading-prompt-opens-think true` when the chat template ends the prompt inside `<think>`). Sample j of a
 problem uses seed `sample_seed(--seed, problem id, j)`, so a problem's samples do not depend on the selection.
 Every argument is checked and the problems are loaded before any model is.
@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from reward.math_grader import grade
-from reward.math_options import MathGradingOptions
+from reward.math.grader import grade
+from reward.math.options import MathGradingOptions
 from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
 from sdpo_eval.engines import Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
@@ -36,7 +36,7 @@ from sdpo_eval.math_scoring import compare, format_table, score_table
 from sdpo_eval.sample_log import SampleLog, open_log
 
 CHUNK = 256            # samples per generate() call; the log gains them as each chunk is graded
-GRADING_THREADS = 4    # concurrent gradings (each runs in a `reward.math_grader` worker process)
+GRADING_THREADS = 4    # concurrent gradings (each runs in a `reward.math.grader` worker process)
 
 
 def sample_seed(base_seed: int, problem_id: str, sample: int) -> int:

@@ -7,7 +7,7 @@
     python -m sdpo_eval.prover_eval best-of-k --model ... --data a.parquet --data b.parquet --problems p1,p2 \\
         --budget 256 --batch 16 --attempt-log runs/best_of_k/attempts.jsonl
 
-Verification goes through `reward.lean.verify_many` (Lean backend options: `--reward-kwarg key=value`,
+Verification goes through `reward.lean.score.verify_many` (Lean backend options: `--reward-kwarg key=value`,
 e.g. backend=repl). Infrastructure results (infra=1: server down, timeouts after retries) are never
 failures: they are left out of pass@k denominators, do not consume discovery attempts, and are
 counted separately. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each chunk of
@@ -53,22 +53,22 @@ def load_problems(paths: Sequence[str | Path], names: Sequence[str] | None = Non
 
 
 class Verifier:
-    """`reward.lean.verify_many` on one private event loop, so Lean backends (REPL processes, HTTP
-    clients) live across calls; `close()` shuts them down."""
+    """`reward.lean.score.verify_many` on one private event loop, so Lean backends (REPL processes, HTTP
+    clients; `lean_env.backends.factory`) live across calls; `close()` shuts them down."""
 
     def __init__(self, reward_kwargs: dict[str, Any]):
-        import reward.lean as lean_reward
+        import reward.lean.score as lean_reward
+        from lean_env.backends import factory
 
-        self._reward, self._kwargs, self._loop = lean_reward, reward_kwargs, asyncio.new_event_loop()
+        self._reward, self._backends = lean_reward, factory
+        self._kwargs, self._loop = reward_kwargs, asyncio.new_event_loop()
 
     def __call__(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Items {solution_str, ground_truth, finish_reason} -> reward dicts, in order."""
         return self._loop.run_until_complete(self._reward.verify_many(items, **self._kwargs))
 
     def close(self) -> None:
-        close = getattr(self._reward, "aclose_backends", None)
-        if close is not None:
-            self._loop.run_until_complete(close())
+        self._loop.run_until_complete(self._backends.aclose_backends())
         self._loop.close()
 
 

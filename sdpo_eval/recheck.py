@@ -6,10 +6,10 @@
 
 Inputs (`--log`, repeatable, JSONL, and every attempts.jsonl under `--run-dir`): attempt logs (`sdpo_attempts.log`:
 `problem`, `verdict`, `score`, `infra`, `proof`), whose problems are looked up by id in `--data` (prepared parquet:
-`extra_info.name`, `reward_model.ground_truth`), or `reward.cli verify` outputs (rows carrying `formal_statement` or
-`ground_truth`, `output`, `verdict`). A row is rewarded when its verdict is `valid` (or, without a verdict, its score is
-1) and it is not infra. Every rewarded row, and every line that cannot be read, gets one result: confirmed, rejected or
-infra (see `lean_env.recheck`). Prints a progress bar and a summary table, writes one JSON line per result to
+`extra_info.name`, `reward_model.ground_truth`), or `reward.lean.cli verify` outputs (rows carrying `formal_statement`
+or `ground_truth`, `output`, `verdict`). A row is rewarded when its verdict is `valid` (or, without a verdict, its score
+is 1) and it is not infra. Every rewarded row, and every line that cannot be read, gets one result: confirmed, rejected
+or infra (see `lean_env.recheck`). Prints a progress bar and a summary table, writes one JSON line per result to
 `--out`, and exits 0 only when every rewarded proof is confirmed (1 otherwise, 2 for a usage error).
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ from lean_env.recheck import (
     preflight,
     recheck,
 )
-from reward.lean import parse_ground_truth
+from reward.lean.score import parse_ground_truth
 
 STATUSES = ("confirmed", "rejected", "infra")
 

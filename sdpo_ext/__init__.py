@@ -1,5 +1,6 @@
 """SDPO (Self-Distilled Policy Optimization) as a verl 0.9.1 plugin.
 
-The pure math lives in ``loss``, ``packed_rows``, ``routing``, ``teacher`` and ``reprompt`` (torch + stdlib only);
-the verl glue lives beside them. This file imports nothing on purpose.
+This folder holds the verl glue and the config (plugin, trainer, worker, loss_hook, config, resolvers, teacher_fields,
+val_metrics); each concept has a subpackage: `loss/` and `teacher/` (pure: torch, numpy and the stdlib only), `ttrl/`,
+`startup/` and `attention/`. This file imports nothing on purpose.
 """

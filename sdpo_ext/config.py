@@ -17,10 +17,10 @@ from verl.base_config import BaseConfig
 from verl.utils.config import omega_conf_to_dataclass
 from verl.workers.config import FSDPActorConfig
 
-from sdpo_ext.distill_weights import TOKEN_WEIGHTINGS
-from sdpo_ext.reprompt import RepromptConfig
-from sdpo_ext.routing import VARIANTS
-from sdpo_ext.teacher import TEACHER_MODES
+from sdpo_ext.loss.distill_weights import TOKEN_WEIGHTINGS
+from sdpo_ext.loss.routing import VARIANTS
+from sdpo_ext.teacher.reprompt import RepromptConfig
+from sdpo_ext.teacher.weights import TEACHER_MODES
 
 DISTILLATION_MODES = ("topk", "full", "token")
 
@@ -32,7 +32,8 @@ class SDPOTeacherConfig(BaseConfig):
     ema: EMA copy of the policy in verl's reference slot, θ_T ← (1−r)θ_T + rθ_S after every update.
     trust_region: teacher logits = lerp(ref_logits, policy_logits, r) with a frozen reference.
     frozen: the initial model. live: the current policy (no regularisation; the paper's Table 4 shows it diverges).
-    share_prompt_prefix: compute the prefix a group's teacher prompts share once per group (sdpo_ext.shared_prefix);
+    share_prompt_prefix: compute the prefix a group's teacher prompts share once per group
+    (sdpo_ext.teacher.shared_prefix);
     the same logits up to rounding. For the teachers whose weights are fixed during the update (ema, frozen with a
     reference model). Off by default: on an H200 with SDPA (no flash-attn) it made the teacher forward slower, 5.5 s vs
     4.3 s at 2K and 15.8 s vs 9.5 s at 8K (bench/step_time, issue 18): attending to a cached prefix loses SDPA's causal
@@ -66,18 +67,18 @@ class SDPOConfig(BaseConfig):
     alpha: 0 forward KL(T‖S), 1 reverse KL(S‖T), in between generalized JSD.
     is_clip: clip of the detached importance weight exp(logp − logp_old) (None: no clip).
     grpo_weight: λ of the paper's hybrid (eq. 3) as a loss blend λ·L_GRPO + (1−λ)·L_SDPO (0: pure SDPO).
-    variant: which samples are distilled and with what weight (`sdpo_ext.routing`): "sdpo" (the paper),
+    variant: which samples are distilled and with what weight (`sdpo_ext.loss.routing`): "sdpo" (the paper),
       "sc_sdpo" (pass-rate weights, arXiv 2605.27765), "srpo" (failed samples with a correct sibling -> distillation,
       the rest -> PPO-clip on their GRPO advantage; arXiv 2604.02288).
     token_weighting: per-token weight of the distillation loss from the teacher's entropy H_T and the student's H_S
-      (`loss.token_weights`): "none" (the paper), "confident" (only where H_T <= H_S: the teacher is at least as sure
-      as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T) normalised to mean 1,
+      (`distill_weights.token_weights`): "none" (the paper), "confident" (only where H_T <= H_S: the teacher is at
+      least as sure as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T) normalised to mean 1,
       β = `entropy_weight_beta`).
     entropy_weight_beta: β of token_weighting=entropy (SRPO's default 1.0).
     teacher_temperature: the teacher's logits are divided by it before its log-softmax (1.0: the paper). Departure
       when != 1: a value < 1 sharpens a teacher that is flatter than its student.
     teacher: which weights score the teacher context (`SDPOTeacherConfig`).
-    reprompt: teacher-context construction, used on the driver (`sdpo_ext.reprompt.RepromptConfig`, a plain
+    reprompt: teacher-context construction, used on the driver (`sdpo_ext.teacher.reprompt.RepromptConfig`, a plain
       dataclass: reprompt.py stays free of verl).
     """
 
@@ -156,13 +157,18 @@ class TTRLConfig(BaseConfig):
     """Test-time RL (the recipes' `sdpo.ttrl`): train on a set of problems until each is proved or out of budget.
 
     theorem: one theorem (or MATH problem) to train on, by name: the set of one; None: see theorems/split.
-    theorems: several problems by name, trained on together in one run (`sdpo_ext.ttrl_set`); each step's prompts
-      are drawn from the problems still open. Give it with a leading `+` where the task part does not list the key.
+    theorems: several problems by name, trained on together in one run (`sdpo_ext.ttrl.problem_set`); each step's
+      prompts are drawn from the problems still open. Give it with a leading `+` where the task part does not list the
+      key.
     split: "train" or "val": every problem of `data.train_files` / `data.val_files` (the recipes' miniF2F-test is
       their val split). At most one of theorem, theorems and split; none of them: full-dataset training.
     stop_on_success: a problem retires after the step with its first valid proof (TTRL only).
     max_attempts: attempt budget of each problem, in judged attempts (INFRA samples spend none); the task part sets
       it (None here: no budget given, which TTRL refuses).
+
+    This block is TTRL's one channel: the task parts pick their TTRL settings through `ttrl_mode` and
+    `ttrl_prompts_per_step` (the resolvers `sdpo.ttrl_pick` / `sdpo.ttrl_prompts` over the whole block), and the run
+    length comes from the budgets at start (`TTRLSet.step_limit`, replacing trainer.total_training_steps).
     """
 
     theorem: Optional[str] = None
@@ -187,7 +193,29 @@ class TTRLConfig(BaseConfig):
     @property
     def active(self) -> bool:
         """Whether the run is TTRL (a theorem, a list of theorems, or a split) rather than full-dataset training."""
-        return bool(self.theorem) or self.theorems is not None or self.split is not None
+        return ttrl_mode(self.theorem, self.theorems, self.split) is not None
+
+
+def ttrl_mode(theorem: Any, theorems: Any, split: Any) -> Optional[str]:
+    """How `sdpo.ttrl` names its problems: "theorem", "theorems", "split", or None (full-dataset training). Never
+    raises: `TTRLConfig` refuses two at once; here the first one named wins."""
+    for mode, value in (("theorem", theorem), ("theorems", theorems), ("split", split)):
+        if value not in (None, "", "null", "None"):
+            return mode
+    return None
+
+
+def ttrl_prompts_per_step(theorem: Any, theorems: Any, split: Any, full_batch_size: int) -> int:
+    """`data.train_batch_size` for the mode: one theorem 1 (the paper's TTRL: 1 question × n samples), a list one per
+    problem up to `full_batch_size`, a split or full-dataset training `full_batch_size`. With one prompt slot per
+    problem every problem of a small set gets n attempts a step, the pace of single-theorem TTRL; the set's draw keeps
+    the batch this size as problems retire (`sdpo_ext.ttrl.problem_set`)."""
+    mode = ttrl_mode(theorem, theorems, split)
+    if mode == "theorem":
+        return 1
+    if mode == "theorems":
+        return max(1, min(len(theorems), int(full_batch_size)))
+    return int(full_batch_size)
 
 
 @dataclass

@@ -29,11 +29,16 @@ from verl.workers.utils.losses import ppo_loss
 from verl.workers.utils.padding import no_padding_2_padding
 
 from sdpo_ext.config import SDPOActorConfig
-from sdpo_ext.distill_weights import token_weights
-from sdpo_ext.divergence import divergence
-from sdpo_ext.logprobs import full_log_softmax, gather_logp, softmax_stats, student_topk, token_log_probs
-from sdpo_ext.loss import aggregate_loss, distillation_loss_matrix, importance_weights, sampled_token_loss_matrix
-from sdpo_ext.packed_rows import response_logit_rows
+from sdpo_ext.loss.distill_weights import token_weights
+from sdpo_ext.loss.divergence import divergence
+from sdpo_ext.loss.logprobs import full_log_softmax, gather_logp, softmax_stats, student_topk, token_log_probs
+from sdpo_ext.loss.objective import (
+    aggregate_loss,
+    distillation_loss_matrix,
+    importance_weights,
+    sampled_token_loss_matrix,
+)
+from sdpo_ext.loss.packed_rows import response_logit_rows
 
 # rows per fp32 block of the hook's full-vocabulary softmaxes (top-K, gathers, entropies, log-probs): each transient is
 # SOFTMAX_CHUNK_ROWS x vocab x 4 bytes (0.6 GB at Qwen3's 151,936) rather than rows x vocab (5 GB for an 8K reply);

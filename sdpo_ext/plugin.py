@@ -1,11 +1,11 @@
 """verl plugin entry point (`verl.plugins` group): imported by `import verl` in every process.
 
 Registers, idempotently:
-- the OmegaConf resolvers used by the recipes (sdpo.ttrl_pick, sdpo.ttrl_steps);
+- the OmegaConf resolvers used by the recipes (`sdpo_ext.resolvers`: sdpo.ttrl_pick, sdpo.ttrl_prompts, ...);
 - the advantage estimator `grpo_valid` (GRPO that ignores infra-masked samples);
-- the attention `sdpa_varlen` (sdpo_ext.varlen_attention) in transformers' AttentionInterface, with transformers'
+- the attention `sdpa_varlen` (sdpo_ext.attention.varlen) in transformers' AttentionInterface, with transformers'
   flash-attention mask function, so `actor_rollout_ref.model.override_config.attn_implementation=sdpa_varlen` runs
-  verl's packed (remove-padding) path without flash-attn; and `fa4_varlen` (sdpo_ext.fa4_attention), flash-attn-4's
+  verl's packed (remove-padding) path without flash-attn; and `fa4_varlen` (sdpo_ext.attention.fa4), flash-attn-4's
   varlen kernel with integer length bounds, which transformers' own `flash_attention_4` path breaks on Hopper;
 - a guard policy loss `sdpo`, which only fails loudly: the SDPO loss runs through our worker's loss hook;
 - `SDPOTrainer` as verl's v1 "sync" trainer (done by `sdpo_ext.trainer` itself, which this imports). It is
@@ -37,8 +37,8 @@ def _sdpo_policy_loss_guard(*args, **kwargs):
 def register() -> None:
     from verl.trainer.ppo import core_algos
 
-    from sdpo_ext.advantage import grpo_valid_advantage
-    from sdpo_ext.attention_registry import register_attention
+    from sdpo_ext.attention.registry import register_attention
+    from sdpo_ext.loss.advantage import grpo_valid_advantage
     from sdpo_ext.resolvers import register_resolvers
 
     register_resolvers()

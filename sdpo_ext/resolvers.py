@@ -1,35 +1,38 @@
-"""OmegaConf resolvers used by the recipes: switching between full-dataset training and TTRL, and
-`${sdpo.tq_storage_units:...}` (TransferQueue sized to the host: `sdpo_ext.small_host`).
+"""OmegaConf resolvers used by the recipes: the TTRL settings of the task parts, and
+`${sdpo.tq_storage_units:...}` (TransferQueue sized to the host: `sdpo_ext.startup.small_host`).
 
-`${sdpo.ttrl_pick:THEOREM,A,B}` is A when a TTRL theorem is set, else B.
-`${sdpo.ttrl_steps:THEOREM,MAX_ATTEMPTS,N}` is ceil(MAX_ATTEMPTS / N) training steps in TTRL, else None
-(verl then derives the step count from the dataset and total_epochs).
+Both TTRL resolvers take the whole `sdpo.ttrl` block and apply `TTRLConfig`'s rules (`sdpo_ext.config`), so one
+theorem, a list and a split switch the same settings:
+`${sdpo.ttrl_pick:${sdpo.ttrl},A,B}` is A in TTRL (a theorem, theorems or a split named), else B.
+`${sdpo.ttrl_prompts:${sdpo.ttrl},FULL}` is a step's prompt count (`ttrl_prompts_per_step`; FULL in full training).
+The run's length is not set here: in TTRL the trainer takes it from the budgets (`TTRLSet.step_limit`).
 `${sdpo.sequence_tokens:PROMPT,RESPONSE}` is PROMPT + RESPONSE, the longest sequence; a model part sizes its dynamic
 batches (ppo_max_token_len_per_gpu, which verl requires to be at least this) from it, so that one override of
 data.max_response_length resizes them too.
 """
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 from typing import Any
 
 from omegaconf import OmegaConf
 
 
-def _ttrl_active(theorem: Any) -> bool:
-    return theorem not in (None, "", "null", "None")
+def _named(ttrl: Mapping[str, Any] | None) -> tuple[Any, Any, Any]:
+    ttrl = ttrl or {}
+    return ttrl.get("theorem"), ttrl.get("theorems"), ttrl.get("split")
 
 
-def ttrl_pick(theorem: Any, when_ttrl: Any, otherwise: Any) -> Any:
-    return when_ttrl if _ttrl_active(theorem) else otherwise
+def ttrl_pick(ttrl: Mapping[str, Any] | None, when_ttrl: Any, otherwise: Any) -> Any:
+    from sdpo_ext.config import ttrl_mode  # not at the top: see register_resolvers
+
+    return when_ttrl if ttrl_mode(*_named(ttrl)) is not None else otherwise
 
 
-def ttrl_steps(theorem: Any, max_attempts: int, rollout_n: int) -> int | None:
-    if not _ttrl_active(theorem):
-        return None
-    if int(max_attempts) < 1 or int(rollout_n) < 1:
-        raise ValueError(f"sdpo.ttrl.max_attempts and rollout.n must be >= 1, got {max_attempts}, {rollout_n}")
-    return math.ceil(int(max_attempts) / int(rollout_n))
+def ttrl_prompts(ttrl: Mapping[str, Any] | None, full_batch_size: int) -> int:
+    from sdpo_ext.config import ttrl_prompts_per_step  # not at the top: see register_resolvers
+
+    return ttrl_prompts_per_step(*_named(ttrl), full_batch_size)
 
 
 def sequence_tokens(prompt_length: int, response_length: int) -> int:
@@ -37,10 +40,11 @@ def sequence_tokens(prompt_length: int, response_length: int) -> int:
 
 
 def register_resolvers() -> None:
-    """Idempotent: safe to call in every process."""
-    from sdpo_ext.small_host import tq_storage_units
+    """Idempotent: safe to call in every process. Called by the verl plugin, which `import verl` runs, possibly
+    while `sdpo_ext.config` (which imports verl) is half-imported: so nothing of ours is imported here at the top."""
+    from sdpo_ext.startup.small_host import tq_storage_units
 
-    for name, fn in (("sdpo.ttrl_pick", ttrl_pick), ("sdpo.ttrl_steps", ttrl_steps),
+    for name, fn in (("sdpo.ttrl_pick", ttrl_pick), ("sdpo.ttrl_prompts", ttrl_prompts),
                      ("sdpo.sequence_tokens", sequence_tokens), ("sdpo.tq_storage_units", tq_storage_units)):
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_new_resolver(name, fn)

@@ -1,12 +1,12 @@
 """The per-sample SDPO fields the driver hands the worker's loss hook each step (pure: torch and sdpo_ext's pure core).
 
 From one step's judged samples, B of them in TransferQueue order:
-- `teacher_prompt_ids` (nested [B, *]): the teacher prompt (sdpo_ext.reprompt); a sample without a teacher forward
-  keeps its student prompt there, a placeholder the hook never reads;
+- `teacher_prompt_ids` (nested [B, *]): the teacher prompt (sdpo_ext.teacher.reprompt); a sample without a teacher
+  forward keeps its student prompt there, a placeholder the hook never reads;
 - `sdpo_mask` [B]: 1 where the teacher is run: the sample has a teacher signal and a distillation weight > 0;
-- `sdpo_distill_weight`, `sdpo_pg_weight` [B]: the variant's routing of each sample (sdpo_ext.routing);
+- `sdpo_distill_weight`, `sdpo_pg_weight` [B]: the variant's routing of each sample (sdpo_ext.loss.routing);
 - with `sdpo.teacher.share_prompt_prefix` also `TEACHER_PREFIX_LEN` [B]: each sample's teacher-prompt prefix shared
-  with its group (sdpo_ext.shared_prefix).
+  with its group (sdpo_ext.teacher.shared_prefix).
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from sdpo_ext.packed_rows import jagged
-from sdpo_ext.reprompt import build_teacher_batch
-from sdpo_ext.routing import sample_weights
-from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, group_prefix_lengths
+from sdpo_ext.loss.packed_rows import jagged
+from sdpo_ext.loss.routing import sample_weights
+from sdpo_ext.teacher.reprompt import build_teacher_batch
+from sdpo_ext.teacher.shared_prefix import TEACHER_PREFIX_LEN, group_prefix_lengths
 
 if TYPE_CHECKING:
     from sdpo_ext.config import SDPOConfig

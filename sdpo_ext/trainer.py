@@ -3,19 +3,19 @@
 Per step, after the rewards (with Lean feedback) are in TransferQueue and before the old log-probs:
 1. infrastructure failures (reward `infra`=1, or balancing padding) get response_mask = loss_mask = 0, so they are
    never trained on and never enter a GRPO baseline (`grpo_valid`);
-2. every attempt is appended to the attempt log; in TTRL mode the set's bookkeeping (`sdpo_ext.ttrl_set`) counts
+2. every attempt is appended to the attempt log; in TTRL mode the set's bookkeeping (`sdpo_ext.ttrl.problem_set`) counts
    it: a problem retires after its first valid proof or when its budget is spent, and the run ends after the step
    in which the last open problem retired;
 3. SDPO only: the teacher prompt of every sample is built on the driver (sdpo_ext.teacher_fields, over
-   sdpo_ext.reprompt) and stored as `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]) (with
-   `sdpo.teacher.share_prompt_prefix`, also each sample's prefix shared with its group, sdpo_ext.shared_prefix); the
-   worker's loss hook scores the same response tokens under that prompt with the teacher weights inside each training
-   micro-batch.
+   sdpo_ext.teacher.reprompt) and stored as `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]) (with
+   `sdpo.teacher.share_prompt_prefix`, also each sample's prefix shared with its group,
+   sdpo_ext.teacher.shared_prefix); the worker's loss hook scores the same response tokens under that prompt with the
+   teacher weights inside each training micro-batch.
 After the actor update the EMA teacher is advanced (ema mode). Validation adds unbiased pass@k and mean@n over the
 judged samples to verl's metrics.
 
 TTRL (`sdpo.ttrl`: the set's prompt draw, run length and checkpointed state) comes in through verl's dataloader and
-checkpoint hooks, in the mixin `sdpo_ext.ttrl_hooks.TTRLHooks`.
+checkpoint hooks, in the mixin `sdpo_ext.ttrl.hooks.TTRLHooks`.
 
 Registered as verl's "sync" trainer. Without a top-level `sdpo` section (`sdpo_ext.config.RunConfig`) in the config it
 behaves exactly as PPOTrainerSync (plain verl configs are untouched).
@@ -37,10 +37,10 @@ from verl.utils.metric import reduce_metrics
 from verl.utils.py_functional import rename_dict
 
 from sdpo_attempts.log import AttemptLog
-from sdpo_ext.packed_rows import jagged
-from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
+from sdpo_ext.loss.packed_rows import jagged
+from sdpo_ext.startup.checks import check_config_keys, sdpo_setting_errors
 from sdpo_ext.teacher_fields import teacher_fields
-from sdpo_ext.ttrl_hooks import TTRLHooks
+from sdpo_ext.ttrl.hooks import TTRLHooks
 from sdpo_ext.val_metrics import validation_pass_at_k
 
 logger = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ does them), with the LM head on the response rows only; without remove-padding t
 is the authors' design (teacher forward per micro-batch, support from the current student) and it inherits verl's
 scaling: FSDP sharding, any micro-batch size, dynamic batch size, Ray placement. Ulysses sequence parallelism is not
 supported for the teacher forward (clear error). With `sdpo.teacher.share_prompt_prefix` the teacher instead calls its
-module sample by sample, on top of the KV cache of its group's shared prompt prefix (sdpo_ext.shared_prefix).
+module sample by sample, on top of the KV cache of its group's shared prompt prefix (sdpo_ext.teacher.shared_prefix).
 """
 from __future__ import annotations
 
@@ -29,10 +29,16 @@ from verl.workers.engine.fsdp.transformer_impl import FSDPEngineWithLMHead
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
 from sdpo_ext.config import SDPOActorConfig
+from sdpo_ext.loss.packed_rows import jagged, response_logit_rows
 from sdpo_ext.loss_hook import LOG_PROBS_ONLY, SDPOLoss
-from sdpo_ext.packed_rows import jagged, response_logit_rows
-from sdpo_ext.shared_prefix import TEACHER_PREFIX_LEN, PrefixKVCache, extended, forward_calls, full_attention_only
-from sdpo_ext.teacher import ema_update_, trust_region_logits
+from sdpo_ext.teacher.shared_prefix import (
+    TEACHER_PREFIX_LEN,
+    PrefixKVCache,
+    extended,
+    forward_calls,
+    full_attention_only,
+)
+from sdpo_ext.teacher.weights import ema_update_, trust_region_logits
 
 logger = logging.getLogger(__name__)
 

@@ -75,7 +75,8 @@ async def bench(args) -> dict:
     out["overhead_pool_ms_per_proof"] = 1000 * t / args.overhead_n
     await zero.aclose()
 
-    import reward.lean as rl
+    import reward.lean.score as rl
+    from lean_env.backends import factory
 
     stmt = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
     output = ("<think>x</think>\n```lean4\nimport Mathlib\n\n"
@@ -87,7 +88,7 @@ async def bench(args) -> dict:
     res = await rl.verify_many(items, progress=False, **cfg)
     out["overhead_reward_ms_per_proof"] = 1000 * (time.perf_counter() - t0) / args.overhead_n
     assert all(r["verdict"] == "valid" for r in res)
-    await rl.aclose_backends()
+    await factory.aclose_backends()
     return out
 
 

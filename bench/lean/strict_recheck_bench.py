@@ -28,7 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-import reward.lean as rl  # noqa: E402
+import reward.lean.score as rl  # noqa: E402
+from lean_env.backends import factory  # noqa: E402
 from lean_env.recheck import RecheckJob, recheck_one  # noqa: E402
 from lean_env.recheck.online import tool_config  # noqa: E402
 from lean_env.testing.fake_lean_tools import install  # noqa: E402
@@ -50,7 +51,7 @@ async def run(items: list[str], config: dict) -> tuple[float, list[dict]]:
     try:
         scores = await rl.verify_many([{"ground_truth": GT, "output": o} for o in items], progress=False, **config)
     finally:
-        await rl.aclose_backends()
+        await factory.aclose_backends()
     return time.perf_counter() - t0, scores
 
 

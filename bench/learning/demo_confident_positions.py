@@ -16,18 +16,16 @@ the rest):
 """
 from __future__ import annotations
 
-import argparse
 import json
 from collections import defaultdict
-from pathlib import Path
 from statistics import mean
 
 import torch
 
 from reward.addition import grade_reply
 from sdpo_data.addition_rows import addition_rows
-from sdpo_ext.logprobs import entropy, gather_logp
-from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
+from sdpo_ext.loss.logprobs import entropy, gather_logp
+from sdpo_ext.teacher.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
 
 
 def scored_positions(model, prompt_ids: list[int], response_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -47,22 +45,11 @@ def position_kind(index: int, token: str, end_id: int, token_id: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True,
-                        help="HF folder of SmolLM2-135M-Instruct (python -m sdpo_data.smollm2)")
-    parser.add_argument("--prompts", type=int, default=32)
-    parser.add_argument("--n", type=int, default=8, help="samples per prompt (the demo recipe's rollout.n)")
-    parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
-
+    from demo_teacher_signal import demo_arguments, load_demo_model
     from tqdm.auto import tqdm
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    torch.manual_seed(args.seed)
-    tok = AutoTokenizer.from_pretrained(args.model)
-    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32).eval()
+    args = demo_arguments(__doc__, max_new_tokens=64)
+    tok, model = load_demo_model(args.model, args.seed)
     cfg = RepromptConfig()
     stats: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for p, row in enumerate(tqdm(addition_rows(args.prompts, args.seed, "train"), desc="prompts")):

@@ -25,8 +25,8 @@ import torch
 
 from reward.addition import grade_reply
 from sdpo_data.addition_rows import addition_rows
-from sdpo_ext.logprobs import gather_logp
-from sdpo_ext.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
+from sdpo_ext.loss.logprobs import gather_logp
+from sdpo_ext.teacher.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
 
 
 def response_logprob(model, prompt_ids: list[int], response_ids: list[int]) -> float:
@@ -37,23 +37,34 @@ def response_logprob(model, prompt_ids: list[int], response_ids: list[int]) -> f
     return gather_logp(logits, torch.tensor(response_ids)[:, None]).sum().item()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def demo_arguments(description: str, max_new_tokens: int) -> argparse.Namespace:
+    """The two CPU diagnostics' command line (this one and demo_confident_positions.py)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True,
                         help="HF folder of SmolLM2-135M-Instruct (python -m sdpo_data.smollm2)")
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--n", type=int, default=8, help="samples per prompt (the demo recipe's rollout.n)")
-    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--max-new-tokens", type=int, default=max_new_tokens)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    from tqdm.auto import tqdm
+
+def load_demo_model(model_dir: str, seed: int):
+    """(tokenizer, fp32 model in eval mode) of `model_dir`, with torch seeded."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    torch.manual_seed(args.seed)
-    tok = AutoTokenizer.from_pretrained(args.model)
-    model = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=torch.float32).eval()
+    torch.manual_seed(seed)
+    return (AutoTokenizer.from_pretrained(model_dir),
+            AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval())
+
+
+def main() -> None:
+    args = demo_arguments(__doc__, max_new_tokens=32)
+
+    from tqdm.auto import tqdm
+
+    tok, model = load_demo_model(args.model, args.seed)
     cfg = RepromptConfig()
     rows: dict[str, list[dict]] = defaultdict(list)
     solved = 0

@@ -1,4 +1,4 @@
-"""Agreement of MATH graders with the expected verdicts of tests/reward_math/grading_cases.py (not a test).
+"""Agreement of MATH graders with the expected verdicts of tests/reward/math/grading_cases.py (not a test).
 
     python bench/math/math_grading_bench.py --out bench/math/results/math_grading.json
 
@@ -36,7 +36,7 @@ from grading_cases import CASES, ROUND_THREE, ROUND_TWO, Case  # noqa: E402
 
 
 def ours(case: Case) -> bool:
-    from reward.math import compute_score
+    from reward.math.score import compute_score
 
     return compute_score("math", case.reply, case.reference, prompt_opens_think=case.prompt_opens_think)["score"] == 1.0
 

@@ -24,8 +24,8 @@ from verl.utils import tensordict_utils as tu
 from verl.workers.config import PolicyLossConfig
 
 from sdpo_ext.config import SDPOActorConfig, SDPOConfig
-from sdpo_ext.divergence import divergence
-from sdpo_ext.logprobs import gather_logp, softmax_stats, student_topk, token_log_probs
+from sdpo_ext.loss.divergence import divergence
+from sdpo_ext.loss.logprobs import gather_logp, softmax_stats, student_topk, token_log_probs
 from sdpo_ext.loss_hook import SOFTMAX_CHUNK_ROWS, SDPOLoss, verl_log_probs_in_fp32
 
 QWEN3_VOCAB = 151_936

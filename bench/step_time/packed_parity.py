@@ -91,7 +91,7 @@ def gaps(logits_a, grads_a, logits_b, grads_b) -> dict[str, float]:
 def measure(attention: str, shape: str, lengths: list[int], device: str, dtype: torch.dtype, repeats: int) -> dict:
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    from sdpo_ext.attention_registry import register_attention
+    from sdpo_ext.attention.registry import register_attention
 
     register_attention()  # sdpa_varlen and fa4_varlen, as `import verl` does in verl's workers (needs no verl)
 

@@ -107,7 +107,7 @@ class StepBatch:
         from lean_env.feedback import render_feedback
         from lean_env.judge import Judgement
         from lean_env.screen import screen
-        from reward.lean import parse_ground_truth
+        from reward.lean.score import parse_ground_truth
 
         n = len(response_ids) // len(prompt_ids)
         if n * len(prompt_ids) != len(response_ids) or not 0 <= solved_groups <= len(prompt_ids):

@@ -35,6 +35,21 @@ def chat_prompts(data_dir: Path, model_dir: Path,
     return ids, messages, [row["ground_truth"] for row in rows["reward_model"]]
 
 
+def write_rollouts(result: dict, out: Path, **about) -> dict:
+    """`result` to `out` (torch.save: what step_phases.py reads) and its summary to out.json: everything but the
+    prompts and the token ids, plus `about`. Returns the summary."""
+    import torch
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(result, out)
+    summary = {k: v for k, v in result.items() if k not in ("prompt_ids", "messages", "ground_truths", "lengths")}
+    summary.update(about)
+    summary["lengths"] = {n: {k: v for k, v in row.items() if k not in ("response_ids", "finish_reasons")}
+                          for n, row in result["lengths"].items()}
+    out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", type=Path, required=True)
@@ -48,7 +63,6 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
-    import torch
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
 
@@ -75,12 +89,7 @@ def main() -> None:
         result["lengths"][length] = {"gen_s": round(seconds, 3), "response_ids": responses, "finish_reasons": finish,
                                      "response_tokens": tokens, "tokens_per_s": round(tokens / seconds, 1)}
         print(f"r{length}: {seconds:.1f} s, {tokens} response tokens, {tokens / seconds:.0f} tok/s", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(result, args.out)
-    summary = {k: v for k, v in result.items() if k not in ("prompt_ids", "messages", "ground_truths", "lengths")}
-    summary["lengths"] = {n: {k: v for k, v in row.items() if k not in ("response_ids", "finish_reasons")}
-                          for n, row in result["lengths"].items()}
-    args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
+    write_rollouts(result, args.out)
 
 
 if __name__ == "__main__":

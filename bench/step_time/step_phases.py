@@ -22,7 +22,7 @@ run (`packed`): dynamic batch size, up to PACKED_TOKENS tokens packed per micro-
 packed). `grpo_fused` adds verl's fused log-prob kernels, which the SDPO family cannot use (its loss reads the
 logits), with verl's default torch implementation;
 `grpo_fused_triton` with its triton one. `sdpo_shared_prefix` computes each group's shared teacher-prompt prefix once
-(sdpo_ext.shared_prefix).
+(sdpo_ext.teacher.shared_prefix).
 """
 from __future__ import annotations
 

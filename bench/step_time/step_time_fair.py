@@ -131,7 +131,9 @@ def plot(summary: dict, png: Path) -> None:
         lengths), 4.2), squeeze=False)
     for ax, length in zip(axes[0], lengths):
         bars = [(job, algo, row) for job, row in summary[length]["jobs"].items() for algo in CONFIGS if algo in row]
-        names = [f"{algo}\n{job}" if len(summary[length]["jobs"]) > 1 else algo for job, algo, _ in bars]
+        # a job's name on two lines at its date (packed_h100 / 2026-12-05_r2048): long names overlapped
+        names = [f"{algo}\n{job.replace('_20', chr(10) + '20', 1)}" if len(summary[length]["jobs"]) > 1 else algo
+                 for job, algo, _ in bars]
         bottom = [0.0] * len(bars)
         # the teacher forward is drawn apart (hatched) on top of the rest of the actor update that holds it
         nested = [row[algo]["phase_s"].get("sdpo_teacher_forward", 0.0) for _, algo, row in bars]
@@ -164,19 +166,26 @@ def _bars(summary: dict, length: str) -> int:
     return sum(algo in row for row in summary[length]["jobs"].values() for algo in CONFIGS)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def jobs_arguments(description: str, out: str) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The summarisers' command line: --phases/--call once per job, --out (default `out`); checked."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--phases", type=Path, action="append", required=True,
                         help="run_step_phases.sh's $OUT (unpacked); once per job, oldest first")
     parser.add_argument("--call", action="append", required=True,
                         help="what ran, when, where (stored in the JSON); once per --phases, in the same order")
-    parser.add_argument("--out", type=Path, default=Path("bench/step_time/results/step_time_fair"))
+    parser.add_argument("--out", type=Path, default=Path(out))
     args = parser.parse_args()
     if len(args.call) != len(args.phases):
         parser.error(f"{len(args.phases)} --phases but {len(args.call)} --call: give one call per job")
     names = [folder.name.removeprefix("step_phases_") for folder in args.phases]
     if len(set(names)) != len(names):
         parser.error(f"two jobs share a folder name: {names}")
+    return parser, args
+
+
+def main() -> None:
+    _, args = jobs_arguments(__doc__, "bench/step_time/results/step_time_fair")
+    names = [folder.name.removeprefix("step_phases_") for folder in args.phases]
     jobs = {name: summarise(folder) for name, folder in zip(names, args.phases)}
     summary = {"jobs": {name: {"call": call, "rollout_engine_start_s": jobs[name]["rollout_engine_start_s"]}
                         for name, call in zip(names, args.call)}, **combine(jobs)}

@@ -11,11 +11,10 @@ length). Every phases file of the folder must come from a packed run (step_phase
 """
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
-from step_time_fair import FAMILIES, combine, plot, summarise
+from step_time_fair import FAMILIES, combine, jobs_arguments, plot, summarise
 
 GOALS = {"sdpo": 1.08, "srpo": 1.05}  # issue 30: step time over GRPO's, at both lengths
 
@@ -74,17 +73,7 @@ def packed_summary(jobs: list[tuple[Path, str]]) -> tuple[dict, dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--phases", type=Path, action="append", required=True,
-                        help="run_step_phases.sh's $OUT (unpacked); once per job, oldest first")
-    parser.add_argument("--call", action="append", required=True,
-                        help="what ran, when, where (stored in the JSON); once per --phases, in the same order")
-    parser.add_argument("--out", type=Path, default=Path("bench/step_time/results/step_time_packed"))
-    args = parser.parse_args()
-    if len(args.call) != len(args.phases):
-        parser.error(f"{len(args.phases)} --phases but {len(args.call)} --call: give one call per job")
-    if len({folder.name for folder in args.phases}) != len(args.phases):
-        parser.error(f"two jobs share a folder name: {[folder.name for folder in args.phases]}")
+    parser, args = jobs_arguments(__doc__, "bench/step_time/results/step_time_packed")
     try:
         summary, rows = packed_summary(list(zip(args.phases, args.call)))
     except ValueError as e:

@@ -76,8 +76,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
-    import torch
-    from step_generate import chat_prompts
+    from step_generate import chat_prompts, write_rollouts
     from transformers import AutoConfig, AutoTokenizer
 
     prompt_ids, messages, ground_truths = chat_prompts(args.data_dir, args.model_dir, args.prompts)
@@ -86,12 +85,7 @@ def main() -> None:
     result = synthetic_rollouts(prompt_ids, messages, ground_truths, json.loads(args.profile.read_text()),
                                 args.lengths, vocab, set(tokenizer.all_special_ids), tokenizer.eos_token_id,
                                 args.seed)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(result, args.out)
-    summary = {"engine_start_s": None, "synthetic": True, "profile": str(args.profile), "seed": args.seed,
-               "lengths": {n: {k: v for k, v in row.items() if k not in ("response_ids", "finish_reasons")}
-                           for n, row in result["lengths"].items()}}
-    args.out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
+    summary = write_rollouts(result, args.out, profile=str(args.profile), seed=args.seed)
     for n, row in summary["lengths"].items():
         print(f"r{n}: {row['response_tokens']} reply tokens (synthetic), gen_s {row['gen_s']} (recorded)")
 

@@ -1,1 +1,2 @@
-"""Lean backends implementing `lean_env.types.LeanBackend` (imported lazily by users)."""
+"""Lean backends implementing `lean_env.types.LeanBackend` (kimina, repl, ray_actor; imported lazily by users), the
+probe that asks whether one is there, and the factory that builds the one a `BackendOptions` names."""

@@ -3,7 +3,7 @@
 Kimina: `GET <url>/health` answers `{"status": "ok"}` (the server's own health route, no auth needed;
 kimina-lean-server `server/routers/health.py`), through `KiminaBackend.health` (10 s). REPL: the command's program
 is on PATH (or a file), and the workspace folder, when given, exists. Without this a refused connection surfaced
-only after the reward's retries (`reward.cli verify` sat at 0 % for 6 minutes), and a missing `lake` inside a Ray
+only after the reward's retries (`reward.lean.cli verify` sat at 0 % for 6 minutes), and a missing `lake` inside a Ray
 worker.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from lean_env.backends.kimina import KiminaBackend
 from lean_env.options import BackendOptions
 from lean_env.types import LeanBackend
 
-START_A_SERVER = ("start a Kimina server (docs/lean.md) or pass --backend repl (reward.cli) / "
+START_A_SERVER = ("start a Kimina server (docs/lean.md) or pass --backend repl (reward.lean.cli) / "
                   "reward.custom_reward_function.reward_kwargs.backend=repl (training)")
 
 

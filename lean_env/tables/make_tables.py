@@ -200,20 +200,29 @@ def write_syntax(out: Path, tables: Tables) -> None:
     (out / "scoped_syntax.txt").write_text("\n".join(lines + scoped) + "\n", encoding="utf-8")
 
 
-def main(argv: list[str] | None = None) -> None:
-    here = Path(__file__).parent
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_source_arguments(ap: argparse.ArgumentParser) -> None:
+    """The flags naming the Lean sources to scan (make_tables and make_tactics read the same closure)."""
     ap.add_argument("--mathlib", type=Path, required=True, help="git dir of a mathlib4 clone or mirror")
     ap.add_argument("--commit", required=True, help="the Mathlib commit the statements use")
     ap.add_argument("--package", action="append", default=[], help="NAME=GITDIR for each lake-manifest package")
+
+
+def source_packages(args: argparse.Namespace) -> dict[str, Path]:
+    """{name: git dir} of the `--package NAME=GITDIR` flags."""
+    return {k: Path(v) for k, _, v in (p.partition("=") for p in args.package)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    here = Path(__file__).parent
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_source_arguments(ap)
     ap.add_argument("--core", type=Path, default=here / "core.txt", help="core Lean's tokens and commands")
     ap.add_argument("--lean4", type=Path, help="git dir of a lean4 clone: also scan core's syntax declarations")
     ap.add_argument("--lean4-rev", default="v4.9.0", help="the lean4 tag or commit to scan (with --lean4)")
     ap.add_argument("--out", type=Path, default=here, help="where tokens.txt and commands.txt go")
     args = ap.parse_args(argv)
-    packages = {k: Path(v) for k, _, v in (p.partition("=") for p in args.package)}
     lean4 = (args.lean4, args.lean4_rev) if args.lean4 else None
-    tables = build(args.mathlib, args.commit, packages, args.core, lean4)
+    tables = build(args.mathlib, args.commit, source_packages(args), args.core, lean4)
     write(args.out / "tokens.txt", tables.tokens, tables.header)
     write(args.out / "commands.txt", tables.commands, tables.header)
     write_syntax(args.out, tables)

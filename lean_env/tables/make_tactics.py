@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from lean_env.tables.lean_source import declarations, parser_definitions
-from lean_env.tables.make_tables import _IDENT_LIKE, _closure, _git, _read_tree
+from lean_env.tables.make_tables import _IDENT_LIKE, _closure, _git, _read_tree, add_source_arguments, source_packages
 
 _CATEGORIES = frozenset({"tactic", "conv"})
 
@@ -63,14 +63,11 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> 
 def main(argv: list[str] | None = None) -> None:
     here = Path(__file__).parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mathlib", type=Path, required=True, help="git dir of a mathlib4 clone or mirror")
-    ap.add_argument("--commit", required=True, help="the Mathlib commit the statements use")
-    ap.add_argument("--package", action="append", default=[], help="NAME=GITDIR for each lake-manifest package")
+    add_source_arguments(ap)
     ap.add_argument("--core", type=Path, default=here / "core_tactics.txt", help="core Lean's tactic names")
     ap.add_argument("--out", type=Path, default=here / "tactics.txt")
     args = ap.parse_args(argv)
-    packages = {k: Path(v) for k, _, v in (p.partition("=") for p in args.package)}
-    names, header = build(args.mathlib, args.commit, packages, args.core)
+    names, header = build(args.mathlib, args.commit, source_packages(args), args.core)
     lines = header + ["-- format: <tactic name>\\t<scope> (global, or scoped: active after `open` of its namespace)"]
     args.out.write_text("\n".join(lines + [f"{n}\t{names[n]}" for n in sorted(names)]) + "\n", encoding="utf-8")
     print(f"{len(names)} tactic names -> {args.out}")

@@ -12,9 +12,9 @@ from tensordict import TensorDict
 from verl.utils import tensordict_utils as tu
 
 from sdpo_ext.config import sdpo_loss_selected
-from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
+from sdpo_ext.startup.checks import check_config_keys, sdpo_setting_errors
 from tests.bench.bench_scripts import on_path
-from tests.glue.cpu_platform import cpu_platform_installed
+from tests.sdpo_ext.glue.cpu_platform import cpu_platform_installed
 
 on_path("step_time")
 from step_batch import StepBatch  # noqa: E402
@@ -90,7 +90,7 @@ def batch_for(algo: str, model_dir: Path, smollm2_tokenizer, prompts: int = 2, n
 def test_the_packed_settings_compose_with_the_recipes_cap_and_pass_the_start_up_checks(algo, tmp_path):
     from step_phases import PACKED_TOKENS
 
-    from sdpo_ext.attention_check import attention_problems
+    from sdpo_ext.startup.attention import attention_problems
 
     cfg = compose_config(overrides(algo, tmp_path, 8, 8, 8192, attention="sdpa_varlen"))
     check_config_keys(cfg)

@@ -13,7 +13,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from sdpo_ext.config import run_config, sdpo_loss_selected
-from sdpo_ext.startup_checks import check_config_keys, sdpo_setting_errors
+from sdpo_ext.startup.checks import check_config_keys, sdpo_setting_errors
 from tests.recipes.test_recipes import compose_recipe
 
 ROOT = Path(__file__).resolve().parents[2]

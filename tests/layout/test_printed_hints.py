@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+import reward.math.score as math_reward
 from lean_env.version import LeanVersionError, check_lean_version
-from reward import cli
-from reward import math as math_reward
-from sdpo_ext import startup_checks
-from sdpo_ext.startup_checks import check_config_keys, startup_problems
+from reward.lean import cli
+from sdpo_ext.startup import checks as startup_checks
+from sdpo_ext.startup.checks import check_config_keys, startup_problems
 from tests.layout.test_cli_help import parser_of
 from tests.recipes.test_recipes import compose_recipe
 
@@ -105,7 +105,7 @@ def test_every_printed_override_composes_on_its_recipe(printed):
 
 def test_every_printed_command_parses(printed, monkeypatch):
     broken = []
-    for module, args in _commands(printed) + [("reward.cli", ["verify", "--help"])]:
+    for module, args in _commands(printed) + [("reward.lean.cli", ["verify", "--help"])]:
         parser = parser_of(module, monkeypatch)
         try:
             _, extra = parser.parse_known_args(args)
@@ -120,11 +120,11 @@ def test_the_cli_prints_its_help_command_for_a_bad_option(tmp_path, capsys):
     (tmp_path / "in.jsonl").write_text("{}\n")
     assert cli.main(["verify", str(tmp_path / "in.jsonl"), "--backend", "repl", "--recheck-workers", "0"]) == 2
     err = capsys.readouterr().err
-    assert [m for m, _ in COMMAND.findall(err)] == ["reward.cli"] and "verify --help" in err
+    assert [m for m, _ in COMMAND.findall(err)] == ["reward.lean.cli"] and "verify --help" in err
 
 
 def test_a_quoted_data_folder_survives_the_paste(tmp_path):
-    from sdpo_ext.preflight import prepare_command
+    from sdpo_ext.startup.preflight import prepare_command
 
     command = prepare_command(Path("/my data") / "toy_fewshot_valid.parquet")
     assert shlex.split(command)[-1] == "/my data"

@@ -1,4 +1,4 @@
-"""The backend probe (lean_env.backends.probe), the Lean reward's preflight, and `reward.cli verify` failing in
+"""The backend probe (lean_env.backends.probe), the Lean reward's preflight, and `reward.lean.cli verify` failing in
 seconds with the fix when no Lean answers, instead of after every row's retries."""
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import time
 
 import httpx
 
+import reward.lean.score as rl
+from lean_env.backends import factory
 from lean_env.backends.kimina import KiminaBackend
 from lean_env.backends.probe import backend_problems, repl_problems
 from lean_env.options import BackendOptions
 from lean_env.testing.fake_kimina import FakeKimina
-from reward import cli
-from reward import lean as rl
+from reward.lean import cli
 
 
 def refused(request: httpx.Request) -> httpx.Response:
@@ -49,7 +50,8 @@ def test_the_lean_rewards_preflight_checks_options_then_the_backend(tmp_path):
 
 
 def test_verify_with_no_server_fails_in_seconds_and_names_the_fix(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(rl, "_make_backend", lambda cfg: KiminaBackend(cfg.url, transport=httpx.MockTransport(refused)))
+    monkeypatch.setattr(factory, "make_backend",
+                        lambda cfg: KiminaBackend(cfg.url, transport=httpx.MockTransport(refused)))
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"formal_statement": "theorem t : 1 = 1 := by\n", "output": "x"}) + "\n")
     start = time.monotonic()

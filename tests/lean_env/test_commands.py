@@ -1,6 +1,5 @@
 """Lean's command table: generated from syntax declarations (lean_env.tables), and split_commands starting a command at
 each of its keywords."""
-import json
 import subprocess
 
 import pytest
@@ -11,6 +10,7 @@ from lean_env.lexer import lex
 from lean_env.tables import load
 from lean_env.tables.lean_source import declarations, imports, parser_attributes, parser_definitions
 from lean_env.tables.make_tables import main
+from tests.lean_env.lean_trees import git_tree, mathlib_tree, source_flags
 
 ST = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
 OK = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n  subst h\n  norm_num"
@@ -117,36 +117,22 @@ def test_parser_definitions_read_the_tokens_lean_adds():
         ("term", "global", ("Finsupp.stxOne",))]
 
 
-def _repo(path, files):
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    for name, text in files.items():
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_text(text, encoding="utf-8")
-    subprocess.run(["git", "-C", str(path), "add", "."], check=True)
-    subprocess.run(["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
-                   check=True)
-    return subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], check=True, capture_output=True,
-                          text=True).stdout.strip()
-
 
 def test_make_tables_scans_the_import_closure_at_the_manifest_commits(tmp_path):
-    rev = _repo(tmp_path / "batteries", {
+    rev = git_tree(tmp_path / "batteries", {
         "Batteries.lean": "import Batteries.Used\n",
         "Batteries/Used.lean": "syntax \"#used\" : command\ninfixl:65 \" ⊕⊕' \" => f\n",
         "Batteries/Unused.lean": 'syntax "#unused" : command\n',
     })
-    manifest = {"packages": [{"name": "batteries", "url": "u", "rev": rev}, {"name": "Cli", "url": "c", "rev": "0"}]}
-    commit = _repo(tmp_path / "mathlib", {
+    packages = [{"name": "batteries", "url": "u", "rev": rev}, {"name": "Cli", "url": "c", "rev": "0"}]
+    commit = mathlib_tree(tmp_path / "mathlib", {
         "Mathlib.lean": "import Mathlib.A\n",
         "Mathlib/A.lean": "import Batteries.Used\nimport Lean\nsyntax \"variables\" ident : command\n"
                           "local notation \"ℓ\" => 1\nscoped notation \"ε'\" => 2\n",
         "Mathlib/B.lean": 'syntax "#not_imported" : command\n',
-        "lake-manifest.json": json.dumps(manifest),
-        "lean-toolchain": "leanprover/lean4:v4.9.0\n",
-    })
-    core = tmp_path / "core.txt"
-    core.write_text("-- core\ncommand\tunif_hint\tglobal\tsrc/Init/Meta.lean\ntoken\t∑'\tglobal\tMathlib\n")
-    main(["--mathlib", str(tmp_path / "mathlib" / ".git"), "--commit", commit, "--core", str(core),
+    }, packages=packages)
+    core = "-- core\ncommand\tunif_hint\tglobal\tsrc/Init/Meta.lean\ntoken\t∑'\tglobal\tMathlib\n"
+    main([*source_flags(tmp_path, commit, core),
           "--package", f"batteries={tmp_path / 'batteries' / '.git'}", "--out", str(tmp_path)])
     commands = (tmp_path / "commands.txt").read_text(encoding="utf-8")
     tokens = (tmp_path / "tokens.txt").read_text(encoding="utf-8")
@@ -158,16 +144,12 @@ def test_make_tables_scans_the_import_closure_at_the_manifest_commits(tmp_path):
 
 
 def test_make_tables_reads_parser_definitions_and_parser_attributes(tmp_path):
-    commit = _repo(tmp_path / "mathlib", {
+    commit = mathlib_tree(tmp_path / "mathlib", {
         "Mathlib.lean": "import Mathlib.Parsers\nimport Mathlib.Attr\n",
         "Mathlib/Parsers.lean": PARSERS,
         "Mathlib/Attr.lean": "import Mathlib.Parsers\nattribute [term_parser] Finsupp.stxOne\n",
-        "lake-manifest.json": json.dumps({"packages": []}),
-        "lean-toolchain": "leanprover/lean4:v4.9.0\n",
     })
-    core = tmp_path / "core.txt"
-    core.write_text("-- core\n")
-    main(["--mathlib", str(tmp_path / "mathlib" / ".git"), "--commit", commit, "--core", str(core),
+    main([*source_flags(tmp_path, commit, "-- core\n"),
           "--out", str(tmp_path)])
     tokens = (tmp_path / "tokens.txt").read_text(encoding="utf-8")
     assert [ln for ln in tokens.splitlines() if not ln.startswith("--")] == [
@@ -177,7 +159,7 @@ def test_make_tables_reads_parser_definitions_and_parser_attributes(tmp_path):
 
 
 def test_make_tables_scans_core_declarations_in_the_closure_given_a_lean4_clone(tmp_path):
-    _repo(tmp_path / "lean4", {
+    git_tree(tmp_path / "lean4", {
         "src/Init.lean": "prelude\nimport Init.Core\n",
         "src/Init/Core.lean": "prelude\ninfixr:30 \" ⊕' \" => PSum\n",
         "src/Lean.lean": "import Lean.Elab.UnifHint\n",
@@ -186,14 +168,11 @@ def test_make_tables_scans_core_declarations_in_the_closure_given_a_lean4_clone(
         "src/lake/Lake/CLI/Main.lean": "namespace Lake.DSL\nscoped syntax \"require\" ident : command\n",
     })
     subprocess.run(["git", "-C", str(tmp_path / "lean4"), "tag", "v4.9.0"], check=True)
-    commit = _repo(tmp_path / "mathlib", {
+    commit = mathlib_tree(tmp_path / "mathlib", {
         "Mathlib.lean": "import Lean\nimport Lake.CLI.Main\n",
-        "lake-manifest.json": json.dumps({"packages": []}),
-        "lean-toolchain": "leanprover/lean4:v4.9.0\n",
     })
-    core = tmp_path / "core.txt"
-    core.write_text("-- core\ncommand\ttheorem\tglobal\tsrc/Lean/Parser/Command.lean\n")
-    main(["--mathlib", str(tmp_path / "mathlib" / ".git"), "--commit", commit, "--core", str(core),
+    core = "-- core\ncommand\ttheorem\tglobal\tsrc/Lean/Parser/Command.lean\n"
+    main([*source_flags(tmp_path, commit, core),
           "--lean4", str(tmp_path / "lean4" / ".git"), "--out", str(tmp_path)])
     commands = (tmp_path / "commands.txt").read_text(encoding="utf-8")
     assert "-- lean4 " in commands and "(v4.9.0)" in commands

@@ -2,12 +2,10 @@
 on synthetic Lean sources shaped like ProofWidgets' JSX, Mathlib's `#help` and `scoped[NS]` notation."""
 from __future__ import annotations
 
-import json
-
 from lean_env.tables.lean_source import declarations, namespaces
 from lean_env.tables.make_tables import main
 from lean_env.tables.raw_syntax import raw_syntax, readers
-from tests.lean_env.test_commands import _repo
+from tests.lean_env.lean_trees import mathlib_tree, source_flags
 
 HTML = '''namespace Widgets
 inductive Html where
@@ -84,16 +82,12 @@ def test_raw_syntax_follows_closure_categories_to_the_syntax_a_user_can_type():
 
 
 def test_make_tables_writes_both_lists_with_their_sources(tmp_path):
-    commit = _repo(tmp_path / "mathlib", {
+    commit = mathlib_tree(tmp_path / "mathlib", {
         "Mathlib.lean": "import Mathlib.Html\n",
         "Mathlib/Html.lean": HTML,
         "Mathlib/Unused.lean": "namespace Z\ndef r : Parser := rawFn\nscoped syntax r : term\nend Z\n",
-        "lake-manifest.json": json.dumps({"packages": []}),
-        "lean-toolchain": "leanprover/lean4:v4.9.0\n",
     })
-    core = tmp_path / "core.txt"
-    core.write_text("-- core\n")
-    main(["--mathlib", str(tmp_path / "mathlib" / ".git"), "--commit", commit, "--core", str(core),
+    main([*source_flags(tmp_path, commit, "-- core\n"),
           "--out", str(tmp_path)])
     raw = (tmp_path / "raw_syntax.txt").read_text(encoding="utf-8").splitlines()
     assert f"-- mathlib {commit} (Lean leanprover/lean4:v4.9.0)" in raw

@@ -1,25 +1,11 @@
 """`make_tactics`: the tactic names of the import closure (`tactics.txt`), which `split_commands` reads as continuations
 of a tactic block at column 0. The tree is built here, as tests/lean_env/test_commands.py does for `make_tables`."""
-import json
-import subprocess
 
 from lean_env.commands import COMMAND_KEYWORDS, CONTINUATIONS, split_commands
 from lean_env.lexer import lex
 from lean_env.tables import load
 from lean_env.tables.make_tactics import main, tactic_names
-
-
-def _repo(path, files):
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    for name, text in files.items():
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_text(text, encoding="utf-8")
-    subprocess.run(["git", "-C", str(path), "add", "."], check=True)
-    subprocess.run(["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
-                   check=True)
-    return subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], check=True, capture_output=True,
-                          text=True).stdout.strip()
-
+from tests.lean_env.lean_trees import mathlib_tree, source_flags
 
 TACTICS = """
 syntax (name := casesM) "cases' " term : tactic
@@ -39,16 +25,13 @@ def test_tactic_names_are_the_leading_words_of_tactic_and_conv_syntax():
 
 
 def test_make_tactics_scans_the_import_closure_and_adds_core_names(tmp_path):
-    commit = _repo(tmp_path / "mathlib", {
+    commit = mathlib_tree(tmp_path / "mathlib", {
         "Mathlib.lean": "import Mathlib.Tactics\n",
         "Mathlib/Tactics.lean": TACTICS,
         "Mathlib/NotImported.lean": 'syntax "not_imported" : tactic\n',
-        "lake-manifest.json": json.dumps({"packages": []}),
-        "lean-toolchain": "leanprover/lean4:v4.9.0\n",
     })
-    core = tmp_path / "core_tactics.txt"
-    core.write_text("-- core: src/Init/Tactics.lean\n-- format: x\nexact\tglobal\nnat_tac\tglobal\n", encoding="utf-8")
-    main(["--mathlib", str(tmp_path / "mathlib" / ".git"), "--commit", commit, "--core", str(core),
+    core = "-- core: src/Init/Tactics.lean\n-- format: x\nexact\tglobal\nnat_tac\tglobal\n"
+    main([*source_flags(tmp_path, commit, core),
           "--out", str(tmp_path / "tactics.txt")])
     lines = (tmp_path / "tactics.txt").read_text(encoding="utf-8").splitlines()
     assert f"-- mathlib {commit} (Lean leanprover/lean4:v4.9.0)" in lines and "-- core: src/Init/Tactics.lean" in lines

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lean_env import screen
 from lean_env.commands import split_commands
 from lean_env.lexer import lex, name_parts
-from lean_env.rules import namespace_problem, prefix_problem
+from lean_env.rules import namespace_problem, prefix_problem, raw_namespace_name
 from lean_env.tables import load
 
 JSX = ("ProofWidgets", "Jsx")
@@ -187,10 +187,11 @@ def lexer_spans(text: str) -> list[tuple[str, int, int]]:
 
 
 def reading_layer_accepts(text: str) -> bool:
-    """The screen's reading layer: no lexer error, and every `open` (plain, `… in`, inside a term or tactic) and
-    `namespace` passes the rules (the same calls `lean_env.screen` makes)."""
+    """The screen's reading layer: no lexer error, no identifier naming a namespace of syntax that reads characters,
+    and every `open` (plain, `… in`, inside a term or tactic) and `namespace` passes the rules (the same calls
+    `lean_env.screen` makes)."""
     tokens = lex(text)
-    if any(t.kind == "error" for t in tokens):
+    if any(t.kind == "error" for t in tokens) or raw_namespace_name([t for t in tokens if t.kind != "comment"]):
         return False
     stack: list[tuple[str, ...]] = []
     for cmd in split_commands([t for t in tokens if t.kind != "comment"], text):
@@ -250,6 +251,7 @@ def test_random_honest_proofs_are_accepted_and_read_as_lean_reads_them(text):
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(soups)
+@example("open ProofWidgets trivial endopen ProofWidgets.Jsx ")   # found 2026-12-05: accepted before raw_namespace_name
 def test_token_soups_are_read_as_lean_reads_them_or_refused(text):
     _same_reading(text)
 

@@ -36,6 +36,10 @@ ACTIVATIONS = {
     "set_option and open in": "set_option maxHeartbeats 400000 in\nopen ProofWidgets.Jsx in\n{hide}",
     "one open, both names": "open ProofWidgets Jsx\n{hide}",      # `Jsx` resolves after `ProofWidgets` is open
     "a namespace inside it": "namespace ProofWidgets.Jsx.Inner\n{hide}end ProofWidgets.Jsx.Inner\n",
+    # Lean's `open` takes every identifier after it; the splitter ends its list at a tactic word (found by the
+    # property test in tests/lean_env/test_raw_reading_property.py)
+    "a tactic word in the list": "open Real simp ProofWidgets.Jsx\n{hide}",
+    "the list going on below": "open ProofWidgets\n  trivial Jsx\n{hide}",
 }
 
 

@@ -7,7 +7,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from lean_env import Outcome, Snippet  # noqa: E402
-from lean_env.ray_actor import RayReplBackend  # noqa: E402
+from lean_env.backends.ray_actor import RayReplBackend  # noqa: E402
 
 
 def test_ray_actor_pool_checks_and_survives_a_crash():

@@ -8,7 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from sdpo_ext.config import RunConfig, SDPOConfig, SDPOTeacherConfig, TTRLConfig, run_config, sdpo_loss_selected
-from sdpo_ext.reprompt import RepromptConfig
+from sdpo_ext.teacher.reprompt import RepromptConfig
 from tests.recipes.test_recipes import compose_recipe
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
@@ -36,7 +36,7 @@ def test_the_sdpo_algorithm_part_repeats_only_dataclass_defaults():
     sdpo = block["actor_rollout_ref"]["actor"]["sdpo"]
     assert sdpo["_target_"] == "sdpo_ext.config.SDPOConfig"
     assert sdpo["teacher"]["_target_"] == "sdpo_ext.config.SDPOTeacherConfig"
-    assert sdpo["reprompt"]["_target_"] == "sdpo_ext.reprompt.RepromptConfig"
+    assert sdpo["reprompt"]["_target_"] == "sdpo_ext.teacher.reprompt.RepromptConfig"
     assert _leaves_differing(sdpo, SDPOConfig) == []
 
 
@@ -73,7 +73,7 @@ def test_a_mistyped_run_key_names_the_block():
 
 def test_sdpo_config_types_its_teacher_and_reprompt_blocks():
     assert SDPOConfig().reprompt == RepromptConfig() and SDPOConfig().teacher == SDPOTeacherConfig()
-    built = SDPOConfig(reprompt={"_target_": "sdpo_ext.reprompt.RepromptConfig", "max_reprompt_len": 64})
+    built = SDPOConfig(reprompt={"_target_": "sdpo_ext.teacher.reprompt.RepromptConfig", "max_reprompt_len": 64})
     assert built.reprompt == RepromptConfig(max_reprompt_len=64)
     with pytest.raises(ValueError, match="sdpo.reprompt"):
         SDPOConfig(reprompt=None)

@@ -12,8 +12,8 @@ from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
 from lean_env.options import option_fields
-from reward.lean import resolve_config
-from sdpo_ext.startup_checks import UnknownConfigKeyError, check_config_keys
+from reward.lean.score import resolve_config
+from sdpo_ext.startup.checks import UnknownConfigKeyError, check_config_keys
 
 VERL_CONFIG_DIR = str(Path(verl.__file__).parent / "trainer" / "config")
 MODELS = {
@@ -81,7 +81,7 @@ def test_recipe_composes_with_model_reward_and_algorithm(model, algorithm):
     assert cfg.actor_rollout_ref.actor.policy_loss.loss_mode == expected_loss
     if algorithm != "grpo":
         assert cfg.actor_rollout_ref.actor.sdpo.variant == algorithm
-        from sdpo_ext.startup_checks import sdpo_setting_errors
+        from sdpo_ext.startup.checks import sdpo_setting_errors
 
         assert sdpo_setting_errors(cfg, cfg.actor_rollout_ref.actor.sdpo.grpo_weight) == []
         assert cfg.sdpo.algorithm_name == algorithm
@@ -115,7 +115,7 @@ def test_sdpo_actor_config_instantiates_through_target():
     from verl.utils.config import omega_conf_to_dataclass
 
     from sdpo_ext.config import SDPOActorConfig, SDPOConfig
-    from sdpo_ext.reprompt import RepromptConfig
+    from sdpo_ext.teacher.reprompt import RepromptConfig
 
     cfg = compose_recipe("sdpo_kimina_1_7b")
     OmegaConf.resolve(cfg)
@@ -148,7 +148,7 @@ def test_sdpo_teacher_slot_is_a_gpu_resident_reference_with_an_optimizer_config_
         ref_section.ppo_max_token_len_per_gpu = ref_section.pop("log_prob_max_token_len_per_gpu", None)
     ref = omega_conf_to_dataclass(ref_section)
     assert ref.engine.forward_only is False and ref.engine.param_offload is False
-    assert ref.engine.model_dtype == "fp32"  # the EMA needs fp32 weights (see sdpo_ext.teacher.ema_update_)
+    assert ref.engine.model_dtype == "fp32"  # the EMA needs fp32 weights (see sdpo_ext.teacher.weights.ema_update_)
     engine = SimpleNamespace(optimizer_config=ref.optim, rank=0)
     module = torch.nn.Linear(4, 4)
     before = module.weight.detach().clone()
@@ -162,20 +162,39 @@ def test_sdpo_teacher_slot_is_a_gpu_resident_reference_with_an_optimizer_config_
 
 
 def test_single_override_switches_to_ttrl():
+    from sdpo_ext.config import run_config
+    from sdpo_ext.ttrl.dataset import ttrl_data_config
+
     cfg = compose_recipe("sdpo_kimina_1_7b", ("sdpo.ttrl.theorem=mathd_algebra_10", "sdpo.ttrl.max_attempts=64"))
     OmegaConf.resolve(cfg)
     assert cfg.data.train_batch_size == 1 and cfg.actor_rollout_ref.actor.ppo_mini_batch_size == 1
     assert cfg.actor_rollout_ref.rollout.n == 16
-    assert cfg.trainer.total_training_steps == 4  # ceil(64 / 16)
-    assert cfg.data.sdpo_ttrl.theorem == "mathd_algebra_10"
-    assert [Path(f).name for f in cfg.data.sdpo_ttrl.files] == ["minif2f_kimina_valid.parquet",
-                                                                "minif2f_kimina_test.parquet"]
+    assert cfg.trainer.total_training_steps is None  # the trainer takes it from the budget (TTRLSet.step_limit)
+    block = ttrl_data_config(run_config(cfg).ttrl, cfg.data)  # what the trainer writes into data.sdpo_ttrl
+    assert block["theorem"] == "mathd_algebra_10"
+    assert [Path(f).name for f in block["files"]] == ["minif2f_kimina_valid.parquet", "minif2f_kimina_test.parquet"]
 
 
-def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, dataset_rows: int, batch_size: int) -> int:
+@pytest.mark.parametrize("recipe", ["sdpo_kimina_1_7b", "grpo_goedel_8b", "sdpo_math_qwen3_5_4b", "sdpo_demo"])
+@pytest.mark.parametrize("override, prompts", [("sdpo.ttrl.theorem=t", 1), ("'sdpo.ttrl.theorems=[a,b,c]'", 3),
+                                               ("sdpo.ttrl.split=val", None)])
+def test_every_ttrl_mode_gets_the_ttrl_settings(recipe, override, prompts):
+    """One theorem, a list and a split switch the same settings (TTRLConfig's rules): no validation, TTRL's
+    rollout.n, one prompt per problem up to the full batch; never full training's."""
+    full = OmegaConf.to_container(compose_recipe(recipe), resolve=True)
+    cfg = OmegaConf.to_container(compose_recipe(recipe, (override.strip("'"), "sdpo.ttrl.max_attempts=64")),
+                                 resolve=True)
+    assert cfg["trainer"]["test_freq"] == -1 and cfg["trainer"]["val_before_train"] is False
+    assert cfg["data"]["train_batch_size"] == (prompts or full["sdpo"]["full_batch_size"])
+    assert cfg["actor_rollout_ref"]["actor"]["ppo_mini_batch_size"] == cfg["data"]["train_batch_size"]
+    single = OmegaConf.to_container(compose_recipe(recipe, ("sdpo.ttrl.theorem=t", "sdpo.ttrl.max_attempts=64")),
+                                    resolve=True)
+    assert cfg["actor_rollout_ref"]["rollout"]["n"] == single["actor_rollout_ref"]["rollout"]["n"]
+
+
+def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, steps_per_epoch: int) -> int:
     """Steps verl 0.9.1's v1 fit loop runs (trainer/ppo/v1/trainer_base.py: the while condition, the epoch
     counter and the is_last_step return, replayed)."""
-    steps_per_epoch = dataset_rows // batch_size
     global_steps, current_epoch, run = 0, 0, 0
     while current_epoch < total_epochs and global_steps <= total_training_steps:
         is_last_step = global_steps >= total_training_steps
@@ -189,13 +208,16 @@ def verl_v1_loop_steps(total_epochs: int, total_training_steps: int, dataset_row
 
 @pytest.mark.parametrize("recipe, attempts", [("sdpo_kimina_1_7b", 1024), ("grpo_goedel_8b", 4096), ("sdpo_demo", 256)])
 def test_ttrl_runs_its_whole_attempt_budget(recipe, attempts):
-    """The TTRL dataset is one row, so verl's epoch limit would end the run after total_epochs steps."""
+    """The TTRL dataset is one row, so verl's epoch limit would end the run after total_epochs steps: the trainer
+    makes the whole run one epoch of the set's step limit (TTRLHooks._init_dataloader), whatever total_epochs says."""
+    from sdpo_ext.ttrl.problem_set import TTRLSet
+
     cfg = compose_recipe(recipe, ("sdpo.ttrl.theorem=t", f"sdpo.ttrl.max_attempts={attempts}"))
     OmegaConf.resolve(cfg)
-    steps = cfg.trainer.total_training_steps
-    assert steps == -(-attempts // cfg.actor_rollout_ref.rollout.n)
-    assert verl_v1_loop_steps(cfg.trainer.total_epochs, steps, dataset_rows=1,
-                              batch_size=cfg.data.train_batch_size) >= steps
+    n = cfg.actor_rollout_ref.rollout.n
+    steps = TTRLSet(["t"], budget=attempts).step_limit(cfg.data.train_batch_size, n)
+    assert steps >= -(-attempts // n)
+    assert verl_v1_loop_steps(cfg.trainer.total_epochs, steps, steps_per_epoch=steps) == steps
 
 
 def test_dataset_key_switches_the_prepared_files():
@@ -216,7 +238,8 @@ def test_toy_lean_recipes_run_ttrl_on_the_double_with_smollm2(algorithm, monkeyp
     assert reward.backend == "repl"
     assert reward.repl_command == "python3 -m lean_env.testing.fake_repl --rules /data/toy/toy_rules.json"
     assert cfg.actor_rollout_ref.rollout.tensor_model_parallel_size == 1  # one GPU (verl's default is 2)
-    assert (cfg.data.train_batch_size, cfg.actor_rollout_ref.rollout.n, cfg.trainer.total_training_steps) == (1, 16, 3)
+    assert (cfg.data.train_batch_size, cfg.actor_rollout_ref.rollout.n) == (1, 16)
+    assert cfg.trainer.total_training_steps is None  # the trainer's, from the budget (TTRLSet.step_limit)
 
 
 @pytest.mark.parametrize("env, expected", [(None, 8), ("3", 3)])
@@ -325,7 +348,7 @@ def test_every_recipe_installs_the_start_up_checks_and_sizes_transfer_queue_to_t
     for name, cfg in every_recipe().items():
         callback = OmegaConf.select(cfg, "hydra.callbacks.sdpo_lean_startup._target_")
         units = OmegaConf.to_container(cfg.transfer_queue.backend.SimpleStorage)["num_data_storage_units"]
-        if callback != "sdpo_ext.startup_checks.StartupChecks" or "sdpo.tq_storage_units" not in str(units):
+        if callback != "sdpo_ext.startup.checks.StartupChecks" or "sdpo.tq_storage_units" not in str(units):
             missing.append(name)
     assert len(every_recipe()) >= 20 and missing == []
 
@@ -356,10 +379,10 @@ def test_lean_recipes_validate_sampled_as_the_authors_evaluate(recipe):
         train, val = AUTHOR_SAMPLING[model]
         assert (rollout.temperature, rollout.top_p) == train
         assert (rollout.val_kwargs.n, rollout.val_kwargs.temperature, rollout.val_kwargs.top_p) == val
-    # truncation from token counts (reward.verl_manager) for every Lean recipe, SDPO and GRPO alike
+    # truncation from token counts (reward.lean.verl_manager) for every Lean recipe, SDPO and GRPO alike
     manager = cfg.reward.reward_manager
     assert (manager.source, manager.name, manager.module.path) == ("importlib", "LeanRewardManager",
-                                                                    "pkg://reward.verl_manager")
+                                                                    "pkg://reward.lean.verl_manager")
     # the Lean the statements (DeepSeek's miniF2F/ProofNet copies) need, checked against the backend at start
     assert cfg.reward.custom_reward_function.reward_kwargs.lean_version == "v4.9.0"
 

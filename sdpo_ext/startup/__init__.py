@@ -1,0 +1,4 @@
+"""Start-up checks that run before Ray starts: the Hydra callback and the config checks (checks), the machine's GPUs,
+data and model (preflight), small-host sizing (small_host) and the attention implementation (attention).
+verl only lazily, inside the checks that need it (the run config, the TTRL dataset); this file imports nothing.
+"""

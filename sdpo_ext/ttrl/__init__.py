@@ -1,0 +1,3 @@
+"""Set-TTRL: the problem set's bookkeeping (problem_set, pure), the trainer's hooks over it (hooks) and the dataset that
+keeps the named theorems (dataset, imports verl). This file imports nothing.
+"""

@@ -1,0 +1,166 @@
+"""Set-TTRL through verl's dataloader and checkpoint hooks: `SDPOTrainer`'s mixin (thin glue over
+`sdpo_ext.ttrl.problem_set`).
+
+TTRL (`sdpo.ttrl.theorem`, `.theorems` or `.split`; one theorem is a set of one): the dataset is narrowed to the
+set's rows, and each step's prompts come from `TTRLSet.draw` (the open problems, the batch kept at
+`data.train_batch_size` prompts) instead of verl's dataloader, through `_next_train_batch`, the hook that fetches a
+step's prompts (not `_fetch_one_gen_batch`: the draw spreads a step's prompts over the open problems, so it needs
+them all at once). The run's length comes from the budgets (`TTRLSet.step_limit` replaces
+trainer.total_training_steps). `_ttrl_observe` counts each step's judged samples and ends the run after the step in
+which the last open problem retired.
+
+Checkpoints: the attempt log's run id (every run) and the set's state (`TTRL_SET_FILE`, TTRL only) are written into
+verl's step folder before verl's own files and read back on resume, where the set then also counts the attempts the
+interrupted process logged after its checkpoint. verl's dataloader state (data.pt) is still saved but plays no part
+in TTRL, the dataloader being unused. Without `sdpo.ttrl` every hook is verl's.
+
+verl is imported inside the hooks, not at the top: verl's plugin loading imports sdpo_ext.trainer, which imports this
+module, so a process importing this module first would otherwise lose the trainer's registration.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from typing import TYPE_CHECKING
+
+import numpy as np
+from omegaconf import open_dict
+
+from sdpo_ext.ttrl.problem_set import TTRLSet
+
+if TYPE_CHECKING:
+    from sdpo_attempts.log import AttemptLog
+    from sdpo_ext.config import RunConfig
+
+logger = logging.getLogger(__name__)
+
+TTRL_SET_FILE = "sdpo_ttrl_set.json"  # the set's state, in verl's global_step_<n> checkpoint folder
+
+
+class TTRLHooks:
+    """verl trainer hooks for set-TTRL and the checkpointed run state; mixed in before verl's trainer class, whose
+    `config`, `global_steps`, `total_training_steps` and `train_dataset` it reads and sets. The host sets
+    `run_config` before verl's `__init__` (which builds the dataloader) and `attempt_log` (None: no attempt log)."""
+
+    ttrl_set: TTRLSet | None = None  # the TTRL set's bookkeeping; built with the dataset (`_init_dataloader`)
+    _ttrl_cut_short_at: int | None = None  # the step after which the set ended the run before its step limit
+    run_config: RunConfig | None
+    attempt_log: AttemptLog | None
+
+    # ------------------------------------------------------------------ checkpoints
+    def _step_folder(self) -> str:
+        """verl's checkpoint folder for the current step under trainer.default_local_dir."""
+        return os.path.join(self.config.trainer.default_local_dir, f"global_step_{self.global_steps}")
+
+    def _save_checkpoint(self):
+        # ours first: verl writes latest_checkpointed_iteration.txt last, so a folder it resumes from has them
+        folder = self._step_folder()
+        if self.attempt_log is not None:
+            self.attempt_log.save_run_id(folder)
+        if self.ttrl_set is not None:
+            os.makedirs(folder, exist_ok=True)
+            with open(os.path.join(folder, TTRL_SET_FILE), "w") as handle:
+                json.dump(self.ttrl_set.state_dict(self.global_steps), handle)
+        super()._save_checkpoint()
+
+    def _load_checkpoint(self):
+        super()._load_checkpoint()
+        if self.global_steps == 0:
+            return
+        trainer = self.config.trainer
+        folder = os.path.abspath(trainer.resume_from_path if trainer.resume_mode == "resume_path"
+                                 else self._step_folder())
+        if self.attempt_log is not None and not self.attempt_log.resume_from(folder):
+            logger.warning("checkpoint %s holds no attempt-log run id; attempts restart at 1 under run %s",
+                           folder, self.attempt_log.run_id)
+        if self.ttrl_set is not None:
+            self._restore_ttrl_set(folder)
+
+    def _restore_ttrl_set(self, folder: str) -> None:
+        """The set's counts saved with the checkpoint, then the attempts the interrupted process logged after it
+        (judged attempts are spent budget and a proof found is found, as `AttemptLog.resume_from` counts them)."""
+        path = os.path.join(folder, TTRL_SET_FILE)
+        saved_step = None
+        if os.path.exists(path):
+            with open(path) as handle:
+                saved_step = self.ttrl_set.load_state_dict(json.load(handle))
+        else:
+            logger.warning("checkpoint %s holds no TTRL set state; rebuilding it from the attempt log", folder)
+        if self.attempt_log is not None:
+            self.ttrl_set.observe_records(self.attempt_log.run_records(after_step=saved_step))
+        if self.ttrl_set.finished:
+            self.total_training_steps = self.global_steps  # nothing left to train on: fit() runs no step
+
+    # ------------------------------------------------------------------ TTRL set
+    def _init_dataloader(self):
+        """verl's dataloaders; in TTRL mode over the set's rows only, with the set's bookkeeping and step limit."""
+        ttrl = self.run_config.ttrl if self.run_config is not None else None
+        if ttrl is None or not ttrl.active:
+            return super()._init_dataloader()
+        from sdpo_ext.ttrl.dataset import TheoremFilterDataset, ttrl_data_config  # imports verl: see the docstring
+
+        with open_dict(self.config):
+            self.config.data.sdpo_ttrl = ttrl_data_config(ttrl, self.config.data)
+        super()._init_dataloader()
+        if not isinstance(self.train_dataset, TheoremFilterDataset):
+            raise ValueError("error: sdpo.ttrl needs data.custom_cls = sdpo_ext.ttrl.dataset.TheoremFilterDataset "
+                             "(the task parts set it: data.custom_cls.path=pkg://sdpo_ext.ttrl.dataset)")
+        self.ttrl_set = TTRLSet(self.train_dataset.problem_names(), budget=ttrl.max_attempts,
+                                stop_on_success=ttrl.stop_on_success, seed=int(self.config.data.get("seed", None) or 0))
+        steps = self.ttrl_set.step_limit(self.config.data.train_batch_size, self.config.actor_rollout_ref.rollout.n)
+        # the whole run is one epoch of verl's loop (prompts come from the set, not from the dataloader's epochs)
+        self.total_training_steps = self.steps_per_epoch = steps
+        with open_dict(self.config):
+            self.config.actor_rollout_ref.actor.optim.total_training_steps = steps * self.parameter_sync_step
+        logger.warning("TTRL: %d problems, budget %d attempts each, at most %d steps (trainer.total_training_steps=%s "
+                       "replaced)", len(self.ttrl_set.problems), ttrl.max_attempts, steps,
+                       self.config.trainer.get("total_training_steps", None))
+
+    def _next_train_batch(self, num_prompts: int | None = None):
+        """verl's prompt fetch for one step; in TTRL mode the set's draw from its open problems."""
+        if self.ttrl_set is None:
+            return super()._next_train_batch(num_prompts)
+        from verl.utils import tensordict_utils as tu  # see the module docstring
+
+        names = self.ttrl_set.draw(num_prompts or self.config.data.train_batch_size,
+                                   self.config.actor_rollout_ref.rollout.n, self.global_steps)
+        batch_dict = self.train_dataset.prompt_batch(names)
+        batch_dict["uid"] = np.array([str(uuid.uuid4()) for _ in names], dtype=object)  # one GRPO group per prompt
+        batch = tu.get_tensordict(batch_dict)
+        tu.assign_non_tensor_data(batch, "global_steps", self.global_steps)
+        return batch
+
+    def _ttrl_observe(self, problems: list[str], valid: list[bool], infra: list[bool], metrics: dict) -> None:
+        """Counts the step's samples into the set; after the step in which the last open problem retired the run
+        ends (verl's loop stops once global_steps passes total_training_steps)."""
+        for problem, ok, bad in zip(problems, valid, infra):
+            self.ttrl_set.observe(problem, valid=ok, infra=bad)
+        metrics.update(self.ttrl_set.metrics())
+        metrics["sdpo_lean/ttrl_batch_problems"] = len(set(problems))
+        if self.ttrl_set.finished:
+            solved = len(self.ttrl_set.solved())
+            logger.warning("TTRL: no problem left open at step %d (%d of %d solved); stopping after this step",
+                           self.global_steps, solved, len(self.ttrl_set.problems))
+            metrics["sdpo_lean/ttrl_end_step"] = self.global_steps
+            if self.global_steps < self.total_training_steps:
+                self._ttrl_cut_short_at = self.global_steps
+            self.total_training_steps = self.global_steps
+
+    def on_step_end(self):
+        """verl's step end; then, for a run the set ended early, what verl's loop skips at its last step because its
+        is_last_step was computed before the step, when the end was not yet known: the final checkpoint, and the final
+        validation (when test_freq > 0), each only where verl's own frequency did not already do it."""
+        super().on_step_end()
+        if self._ttrl_cut_short_at != self.global_steps:
+            return
+        trainer = self.config.trainer
+        if trainer.save_freq > 0 and self.global_steps % trainer.save_freq != 0:
+            self._save_checkpoint()
+        if trainer.test_freq > 0 and self.global_steps % trainer.test_freq != 0:
+            self.on_validate_begin()
+            val_metrics = self._validate()
+            self.on_validate_end()
+            # verl merges what on_step_end leaves here into this step's logged metrics (_consume_sync_metrics)
+            self._pending_sync_metrics = {**(getattr(self, "_pending_sync_metrics", None) or {}), **val_metrics}

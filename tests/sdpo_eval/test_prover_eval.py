@@ -1,0 +1,221 @@
+"""pass@k and best-of-k sampling through a mocked `reward.lean.score.verify_many`; infra never counts as failure."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+import lean_env.backends.factory
+import reward.lean.score
+import sdpo_eval.prover_eval as prover_eval
+from sdpo_attempts.pass_at_k import pass_at_k
+from sdpo_data.prepare import prepare_lean
+from sdpo_eval.engines import Completion, ModelSpec, SamplingParams
+
+HEADER = "import Mathlib\n\n"
+
+
+class SeedEngine:
+    """Output depends only on (problem marker in the prompt, seed) through a script: seed -> text."""
+
+    def __init__(self, script):
+        self.spec, self.script, self.seen = ModelSpec("fake"), script, []
+
+    @property
+    def has_chat_template(self):
+        return True
+
+    def generate(self, prompts, params, seeds=None):
+        seeds = seeds if seeds is not None else [params.seed + i for i in range(len(prompts))]
+        out = []
+        for prompt, seed in zip(prompts, seeds):
+            problem = next(n for n in self.script if f"theorem {n} " in prompt[-1]["content"])
+            self.seen.append((problem, seed))
+            out.append(Completion(self.script[problem](seed), 10 + seed, "stop"))
+        return out
+
+
+@pytest.fixture
+def fake_verifier(monkeypatch):
+    calls = []
+
+    async def verify_many(items, **kwargs):
+        calls.append((list(items), kwargs))
+        results = []
+        for it in items:
+            gt = json.loads(it["ground_truth"])
+            assert it["finish_reason"] == "stop" and gt["formal_statement"].startswith("theorem")
+            text = it["solution_str"]
+            if text == "INFRA":
+                results.append({"score": 0.0, "verdict": "infra", "feedback": "", "infra": 1.0})
+            elif text == "GOOD":
+                results.append({"score": 1.0, "verdict": "valid", "feedback": "", "infra": 0.0})
+            else:
+                results.append({"score": 0.0, "verdict": "lean_error", "feedback": "err", "infra": 0.0})
+        return results
+
+    monkeypatch.setattr(reward.lean.score, "verify_many", verify_many)
+    return calls
+
+
+@pytest.fixture
+def data(tmp_path):
+    src = tmp_path / "mini.jsonl"
+    rows = [{"name": n, "split": "test", "informal_prefix": "", "header": HEADER,
+             "formal_statement": f"theorem {n} : True := by\n"} for n in ("easy", "hard", "flaky")]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return prepare_lean("minif2f", str(src), "kimina", tmp_path / "prep")["files"]["test"]
+
+
+SCRIPT = {
+    "easy": lambda s: "GOOD" if s % 2 == 0 else "bad",          # 2 of 4 valid
+    "hard": lambda s: "bad",                                      # 0 of 4
+    "flaky": lambda s: "INFRA" if s < 2 else ("GOOD" if s == 3 else "bad"),   # 2 infra, 1 of 2 judged valid
+}
+
+
+def test_pass_at_k_excludes_infra_from_denominators(data, fake_verifier, tmp_path):
+    problems = prover_eval.load_problems([data])
+    log = tmp_path / "attempts.jsonl"
+    report = prover_eval.pass_at_k_report(problems, SeedEngine(SCRIPT), SamplingParams(seed=0), n=4, ks=[1, 2, 4],
+                                          reward_kwargs={"backend": "repl"}, attempt_log=str(log))
+    rows = {p["name"]: p for p in report["problems"]}
+    assert (rows["flaky"]["judged"], rows["flaky"]["valid"], rows["flaky"]["infra"]) == (2, 1, 2)
+    assert rows["easy"]["verdicts"] == {"valid": 2, "lean_error": 2}
+    k1 = (pass_at_k(4, 2, 1) + pass_at_k(4, 0, 1) + pass_at_k(2, 1, 1)) / 3
+    assert report["pass_at_k"]["1"] == {"pass_at_k": pytest.approx(k1), "problems": 3,
+                                        "problems_without_k_judged_samples": 0}
+    k4 = report["pass_at_k"]["4"]
+    assert k4["problems"] == 2 and k4["problems_without_k_judged_samples"] == 1
+    assert k4["pass_at_k"] == pytest.approx(0.5)
+    assert report["infra_samples"] == 2 and report["samples"] == 12
+    assert fake_verifier[0][1] == {"backend": "repl"} and len(fake_verifier) == 1
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(records) == 12 and {r["method"] for r in records} == {"sampling"}
+    assert {"problem", "method", "run_id", "step", "attempt", "seed", "response_tokens", "verdict", "score",
+            "infra"} <= set(records[0])
+    with pytest.raises(ValueError, match="1..n"):
+        prover_eval.pass_at_k_report(problems, SeedEngine(SCRIPT), SamplingParams(), n=2, ks=[3], reward_kwargs={})
+
+
+def test_best_of_k_stops_at_first_success_and_skips_infra(data, fake_verifier, tmp_path):
+    script = {"easy": lambda s: "GOOD" if s == 5 else "bad", "hard": lambda s: "bad",
+              "flaky": lambda s: "INFRA" if s < 3 else ("GOOD" if s == 4 else "bad")}
+    problems = prover_eval.load_problems([data], ["easy", "hard", "flaky"])
+    engine = SeedEngine(script)
+    log = tmp_path / "bok.jsonl"
+    runs = prover_eval.best_of_k(problems, engine, SamplingParams(seed=0), budget=8, batch=4, reward_kwargs={},
+                                 attempt_log=str(log))
+    by = {r["name"]: r for r in runs}
+    assert (by["easy"]["first_success"], by["easy"]["steps"], by["easy"]["judged"]) == (6, 2, 8)
+    assert (by["hard"]["first_success"], by["hard"]["judged"], by["hard"]["drawn"]) == (None, 8, 8)
+    # flaky: batch 1 = seeds 0-2 infra (no attempt consumed) + seed 3 (attempt 1); batch 2 = seeds 4-7,
+    # seed 4 valid (attempt 2); the batch is judged in full (attempts 2-5) before stopping, as in the trainer.
+    assert (by["flaky"]["first_success"], by["flaky"]["judged"], by["flaky"]["drawn"]) == (2, 5, 8)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    flaky = [r for r in records if r["problem"] == "flaky"]
+    assert [r["infra"] for r in flaky[:3]] == [1, 1, 1] and flaky[4]["verdict"] == "valid" and flaky[4]["attempt"] == 2
+    assert [r["sample_key"] for r in flaky[:2]] == ["seed=0", "seed=1"]
+    assert {r["method"] for r in records} == {"best_of_k"} and len({r["run_id"] for r in records}) == 3
+    assert engine.seen[:8] == [("easy", s) for s in range(8)]
+
+
+def test_best_of_k_gives_up_when_verifier_is_down(data, fake_verifier):
+    problems = prover_eval.load_problems([data], ["hard"])
+    runs = prover_eval.best_of_k(problems, SeedEngine({"hard": lambda s: "INFRA"}), SamplingParams(), budget=8, batch=2,
+                                 reward_kwargs={}, attempt_log=None)
+    assert runs[0]["gave_up_on_infra"] and runs[0]["judged"] == 0 and runs[0]["first_success"] is None
+    assert runs[0]["steps"] == prover_eval.MAX_ALL_INFRA_BATCHES
+
+
+def test_load_problems_reports_close_names(data):
+    with pytest.raises(ValueError, match="eas"):
+        prover_eval.load_problems([data], ["eassy"])
+    assert [p["name"] for p in prover_eval.load_problems([data])] == ["easy", "hard", "flaky"]
+
+
+def test_cli_passk_writes_json(data, fake_verifier, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: SeedEngine(SCRIPT))
+    out = tmp_path / "passk.json"
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--k", "1,4",
+                             "--reward-kwarg", "backend=repl", "--reward-kwarg", "timeout_s=30",
+                             "--out", str(out)]) == 0
+    assert fake_verifier[0][1] == {"backend": "repl", "timeout_s": 30}
+    assert "infra samples (excluded): 2 / 12" in capsys.readouterr().out
+    assert json.loads(out.read_text())["pass_at_k"]["4"]["problems"] == 2
+
+
+@pytest.mark.parametrize("k, message", [("8", "--k 8 with --n 4: every k must be in 1..n"),
+                                        ("1,x", "--k 1,x: comma-separated integers")])
+def test_cli_passk_checks_k_before_any_model_loads(data, monkeypatch, capsys, k, message):
+    monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: pytest.fail("the model was loaded"))
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--k", k]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {message}")
+
+
+def test_one_event_loop_for_all_batches(data, monkeypatch):
+    import asyncio
+
+    loops, closed = [], []
+
+    async def verify_many(items, **kwargs):
+        loops.append(id(asyncio.get_running_loop()))
+        return [{"score": 0.0, "verdict": "lean_error", "feedback": "", "infra": 0.0} for _ in items]
+
+    async def aclose_backends():
+        closed.append(id(asyncio.get_running_loop()))
+
+    monkeypatch.setattr(reward.lean.score, "verify_many", verify_many)
+    monkeypatch.setattr(lean_env.backends.factory, "aclose_backends", aclose_backends)
+    problems = prover_eval.load_problems([data], ["easy", "hard"])
+    prover_eval.best_of_k(problems, SeedEngine(SCRIPT), SamplingParams(), budget=4, batch=2, reward_kwargs={},
+                          attempt_log=None)
+    assert len(loops) == 4 and len(set(loops)) == 1 and closed == loops[:1]
+
+
+def test_best_of_k_through_real_reward_and_repl_double(tmp_path):
+    """No mock: reward.lean.score.verify_many with the REPL test double; a crash is infra, never a failure."""
+    rules = json.dumps([{"match": "nlinarith", "outcome": "error", "message": "linarith failed"},
+                        {"match": "CRASH", "outcome": "crash"}])
+    statement = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
+    src = tmp_path / "one.jsonl"
+    src.write_text(json.dumps({"name": "t1", "split": "test", "informal_prefix": "", "header": HEADER,
+                               "formal_statement": statement}) + "\n")
+    files = prepare_lean("minif2f", str(src), "kimina", tmp_path / "prep")["files"]
+    proof = {0: "CRASH", 1: "CRASH", 2: "nlinarith [h]", 3: "subst h; norm_num"}
+    engine = SeedEngine({"t1": lambda s: f"<think>x</think>\n```lean4\n{statement}  {proof[s]}\n```\n"})
+    reward_kwargs = {"backend": "repl",
+                     "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules '{rules}'",
+                     "timeout_s": 5.0, "infra_retries": 0, "backoff_s": 0.01}
+    log = tmp_path / "attempts.jsonl"
+    (run,) = prover_eval.best_of_k(prover_eval.load_problems([files["test"]]), engine, SamplingParams(), budget=4,
+                                   batch=2, reward_kwargs=reward_kwargs, attempt_log=str(log))
+    assert (run["first_success"], run["judged"], run["steps"]) == (2, 2, 2)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["verdict"], r["infra"], r["attempt"]) for r in records] == [
+        ("infra", 1, 0), ("infra", 1, 0), ("lean_error", 0, 1), ("valid", 0, 2)]
+    assert "norm_num" in records[-1]["proof"]
+
+
+def test_passk_resume_draws_only_what_the_attempt_log_lacks(data, fake_verifier, tmp_path):
+    """A run stopped after its first problem (the log holds only easy's samples): --resume samples hard and flaky
+    only, and the report equals an uninterrupted run's."""
+    problems = prover_eval.load_problems([data])
+    full_log, log = tmp_path / "full.jsonl", tmp_path / "attempts.jsonl"
+    full = prover_eval.pass_at_k_report(problems, SeedEngine(SCRIPT), SamplingParams(seed=0), n=4, ks=[1, 4],
+                                        reward_kwargs={}, attempt_log=str(full_log))
+    log.write_text("".join(line + "\n" for line in full_log.read_text().splitlines()
+                           if json.loads(line)["problem"] == "easy"))
+    engine = SeedEngine(SCRIPT)
+    resumed = prover_eval.pass_at_k_report(problems, engine, SamplingParams(seed=0), n=4, ks=[1, 4],
+                                           reward_kwargs={}, attempt_log=str(log), resume=True)
+    assert sorted({name for name, _ in engine.seen}) == ["flaky", "hard"] and len(engine.seen) == 8
+    assert resumed["resumed_samples"] == 4
+    assert resumed["pass_at_k"] == full["pass_at_k"] and resumed["problems"] == full["problems"]
+    assert len(log.read_text().splitlines()) == 12
+
+
+def test_passk_resume_needs_an_attempt_log(data, capsys):
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--resume"]) == 2
+    assert "--resume needs --attempt-log" in capsys.readouterr().err
