@@ -1,5 +1,6 @@
 """verl reward functions: `reward.lean` (Lean proofs), `reward.math` (MATH answers) and `reward.addition` (the demo
-task); `reward.truncation` (finish reasons from token counts) is shared.
+task); `reward.truncation` (finish reasons from token counts) and `reward.call_kwargs` (what verl passes beside
+the options) are shared.
 
 Each reward is a package that names its grading: `reward.lean` (score, cli, verdict_file, verl_manager; the backends
 are `lean_env`'s) and `reward.math` (score, answer, equal, grader, options). Import the submodule you need; this

@@ -38,10 +38,10 @@ from lean_env.recheck.online import recheck_valid
 from lean_env.text import suspicious_character
 from lean_env.types import LeanBackend
 from lean_env.version import LeanVersionError, backend_lean_version, check_lean_version
+from reward.call_kwargs import own_options
 
 log = logging.getLogger(__name__)
 
-_VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
 _lean_versions: dict[BackendOptions, str] = {}   # backend options -> the Lean it runs, asked once per process
 _version_locks: dict[tuple, asyncio.Lock] = {}
 
@@ -49,7 +49,7 @@ _version_locks: dict[tuple, asyncio.Lock] = {}
 def resolve_config(**kwargs: Any) -> LeanOptions:
     """Options from kwargs (`lean_env.options` fields) over env vars over defaults; unknown keys raise (typos must
     not pass silently); verl's own reward kwargs are ignored."""
-    return LeanOptions.from_kwargs({k: v for k, v in kwargs.items() if k not in _VERL_KWARGS})
+    return LeanOptions.from_kwargs(own_options(kwargs))
 
 
 def preflight(reward_kwargs: Mapping[str, Any]) -> list[str]:

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from reward.call_kwargs import own_options
 from reward.math.grader import grade
 from reward.math.options import MathGradingOptions
 
-_VERL_KWARGS = {"reward_router_address", "reward_model_tokenizer", "finish_reason"}
 _FEEDBACK = {
     "no_answer": "Your reply does not state a final answer. End with the final answer in a box, \\boxed{...}.",
     "wrong": "Your final answer {} is incorrect.",
@@ -35,7 +35,7 @@ def preflight(reward_kwargs: Mapping[str, Any], generation_prompt: str | None = 
     chat template rendered for one user message, when the start-up checks could render it: `prompt_opens_think`
     must match it, or every reply is graded from the wrong place."""
     try:
-        options = MathGradingOptions.from_kwargs({k: v for k, v in reward_kwargs.items() if k not in _VERL_KWARGS})
+        options = MathGradingOptions.from_kwargs(own_options(reward_kwargs))
     except ValueError as e:
         return [f"{e} (fix reward.custom_reward_function.reward_kwargs)"]
     if generation_prompt is None:
@@ -47,7 +47,7 @@ def preflight(reward_kwargs: Mapping[str, Any], generation_prompt: str | None = 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping | None = None,
                   **kwargs: Any) -> dict[str, Any]:
-    options = MathGradingOptions.from_kwargs({k: v for k, v in kwargs.items() if k not in _VERL_KWARGS})
+    options = MathGradingOptions.from_kwargs(own_options(kwargs))
     reference = ground_truth if isinstance(ground_truth, str) else ("" if ground_truth is None else str(ground_truth))
     result = grade(solution_str if isinstance(solution_str, str) else None, reference, options)
     feedback = _FEEDBACK.get(result.verdict, "").replace("{}", result.extracted or "")
