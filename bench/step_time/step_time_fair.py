@@ -167,7 +167,8 @@ def _bars(summary: dict, length: str) -> int:
 
 
 def jobs_arguments(description: str, out: str) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
-    """The summarisers' command line: --phases/--call once per job, --out (default `out`); checked."""
+    """The summarisers' command line: --phases/--call once per job, --out (default `out`); checked. `args.names`:
+    each job's name, its folder's without the `step_phases_` prefix."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--phases", type=Path, action="append", required=True,
                         help="run_step_phases.sh's $OUT (unpacked); once per job, oldest first")
@@ -180,12 +181,13 @@ def jobs_arguments(description: str, out: str) -> tuple[argparse.ArgumentParser,
     names = [folder.name.removeprefix("step_phases_") for folder in args.phases]
     if len(set(names)) != len(names):
         parser.error(f"two jobs share a folder name: {names}")
+    args.names = names
     return parser, args
 
 
 def main() -> None:
     _, args = jobs_arguments(__doc__, "bench/step_time/results/step_time_fair")
-    names = [folder.name.removeprefix("step_phases_") for folder in args.phases]
+    names = args.names
     jobs = {name: summarise(folder) for name, folder in zip(names, args.phases)}
     summary = {"jobs": {name: {"call": call, "rollout_engine_start_s": jobs[name]["rollout_engine_start_s"]}
                         for name, call in zip(names, args.call)}, **combine(jobs)}

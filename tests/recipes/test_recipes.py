@@ -176,13 +176,13 @@ def test_single_override_switches_to_ttrl():
 
 
 @pytest.mark.parametrize("recipe", ["sdpo_kimina_1_7b", "grpo_goedel_8b", "sdpo_math_qwen3_5_4b", "sdpo_demo"])
-@pytest.mark.parametrize("override, prompts", [("sdpo.ttrl.theorem=t", 1), ("'sdpo.ttrl.theorems=[a,b,c]'", 3),
+@pytest.mark.parametrize("override, prompts", [("sdpo.ttrl.theorem=t", 1), ("sdpo.ttrl.theorems=[a,b,c]", 3),
                                                ("sdpo.ttrl.split=val", None)])
 def test_every_ttrl_mode_gets_the_ttrl_settings(recipe, override, prompts):
     """One theorem, a list and a split switch the same settings (TTRLConfig's rules): no validation, TTRL's
     rollout.n, one prompt per problem up to the full batch; never full training's."""
     full = OmegaConf.to_container(compose_recipe(recipe), resolve=True)
-    cfg = OmegaConf.to_container(compose_recipe(recipe, (override.strip("'"), "sdpo.ttrl.max_attempts=64")),
+    cfg = OmegaConf.to_container(compose_recipe(recipe, (override, "sdpo.ttrl.max_attempts=64")),
                                  resolve=True)
     assert cfg["trainer"]["test_freq"] == -1 and cfg["trainer"]["val_before_train"] is False
     assert cfg["data"]["train_batch_size"] == (prompts or full["sdpo"]["full_batch_size"])
