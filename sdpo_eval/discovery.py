@@ -22,7 +22,9 @@ solved within k judged attempts (infra samples do not count), averaged over runs
 problems, with a 95% percentile bootstrap over problems. A run is one run_id: a per-problem run, or one problem's
 attempts in a set-TTRL run's log (each record carries that problem's own attempt count). Only problems present
 for every method enter the curves (the others are listed). Unsolved runs that stopped before k attempts are
-censored at k. It writes <prefix>.json, <prefix>.png and <prefix>.md (each problem's first success per run).
+censored at k. Runs cut before their budget count as far as they got: `covered_k` is the largest k at which every
+method is known on every problem, `covered_k_pairs` the same for each pair of methods, and each method's `reached`
+gives it per problem. It writes <prefix>.json, <prefix>.png and <prefix>.md (each problem's first success per run).
 """
 from __future__ import annotations
 
@@ -226,8 +228,11 @@ def discovery_report(
     if not common:
         raise ValueError("no problem was attempted by every method")
     ks = list(range(1, budget + 1))
+    reach = {m: {p: reached(problems[p], budget) for p in common} for m, problems in by_method.items()}
     report: dict[str, Any] = {"budget": budget, "problems": common, "methods": {},
-                              "left_out": {m: sorted(set(p) - set(common)) for m, p in by_method.items()}}
+                              "left_out": {m: sorted(set(p) - set(common)) for m, p in by_method.items()},
+                              "covered_k": min(min(r.values()) for r in reach.values()),
+                              "covered_k_pairs": covered_pairs(reach)}
     for method, problems in sorted(by_method.items()):
         runs = [problems[p] for p in common]
         curve = discovery_curve(runs, ks)
@@ -241,8 +246,23 @@ def discovery_report(
             "discovery_at": {str(k): {"value": curve[k - 1], "low": low[k - 1], "high": high[k - 1]} for k in marks},
             "curve": curve, "low": low, "high": high,
             "first_success": {p: [f for f, _ in problems[p]] for p in common},
+            "reached": reach[method],
         }
     return report
+
+
+def reached(runs: Sequence[tuple], budget: int) -> int:
+    """Up to which k a problem's runs are all known: a solved run is known at every k, an unsolved one (finished or
+    cut) only up to the attempts it judged; the least over the runs."""
+    return min(budget if first is not None else made for first, made in runs)
+
+
+def covered_pairs(reach: dict[str, dict[str, int]]) -> dict[str, int]:
+    """{"a vs b": the largest k at which both methods are known on every common problem}: discovery@k compares a
+    and b only up to it (a cut run stops where it got)."""
+    methods = sorted(reach)
+    return {f"{a} vs {b}": min(min(reach[a][p], reach[b][p]) for p in reach[a])
+            for i, a in enumerate(methods) for b in methods[i + 1:]}
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -6,9 +6,10 @@ of first successes, and the summary JSON the bench results keep (issue 32's sche
                             "first_success": {<problem>: [attempt or null, one per run, in seed order]},
                             "attempts_to_match_best_of_k": k or null}}}
 
-`attempts_to_match_best_of_k`: the least k at which the method's discovery@k reaches best-of-k's discovery@B (the
-issue's "same discovery rate with fewer attempts"); null when it never does within B, or without a best-of-k run or
-a problem best-of-k solved.
+`attempts_to_match_best_of_k` / `attempts_to_match_reprompt`: the least k at which the method's discovery@k reaches
+the baseline's discovery@K, K the largest k both are known at on every problem (`match_<baseline>_within`; B unless a
+run was cut); null when it never does within K, without that baseline's run, or when the baseline solved nothing.
+`covered_k` and `covered_k_pairs` say which k each comparison covers.
 
 `first_success` counts the problem's own judged attempts (the attempt log's `attempt`), also in a set-TTRL run where
 the model meanwhile trained on the other problems' attempts too.
@@ -28,15 +29,32 @@ def attempts_to_match(curve: list[float], target: float) -> int | None:
     return next((k for k, value in enumerate(curve, start=1) if value >= target - 1e-12), None)
 
 
+BASELINES = ("best_of_k", "reprompt")
+
+
+def covered(report: dict[str, Any], a: str, b: str) -> int:
+    """The largest k at which methods a and b are both known on every problem (the report's covered_k_pairs)."""
+    if a == b:
+        return min(report["methods"][a]["reached"].values())
+    return report["covered_k_pairs"][" vs ".join(sorted((a, b)))]
+
+
 def summary(report: dict[str, Any], task: str, call: str) -> dict[str, Any]:
-    """The report cut to the schema above (the full curves stay in the report)."""
+    """The report cut to the schema above (the full curves stay in the report). With cut runs every comparison stops
+    where both methods are known: `attempts_to_match_<baseline>` is the least k at which the method reaches the
+    baseline's discovery@K, K = the pair's covered k (`match_within`)."""
     methods = {m: {key: row[key] for key in SUMMARY_KEYS} for m, row in report["methods"].items()}
-    if "best_of_k" in report["methods"]:
-        target = report["methods"]["best_of_k"]["curve"][-1]
+    for baseline in BASELINES:
+        if baseline not in report["methods"]:
+            continue
         for method, row in report["methods"].items():
-            methods[method]["attempts_to_match_best_of_k"] = attempts_to_match(row["curve"], target)
+            k = covered(report, method, baseline)
+            target = report["methods"][baseline]["curve"][k - 1] if k >= 1 else 0.0
+            match = attempts_to_match(row["curve"][:k], target) if k >= 1 else None
+            methods[method][f"attempts_to_match_{baseline}"] = match
+            methods[method][f"match_{baseline}_within"] = k
     return {"task": task, "call": call, "budget": report["budget"], "problems": report["problems"],
-            "methods": methods}
+            "covered_k": report["covered_k"], "covered_k_pairs": report["covered_k_pairs"], "methods": methods}
 
 
 def _cell(firsts: list[int | None]) -> str:

@@ -173,13 +173,16 @@ class VllmEngine:
     """vLLM offline engine; all prompts go to vLLM at once, each with its own SamplingParams seed."""
 
     def __init__(self, spec: ModelSpec, tokenizer: str | None = None, tensor_parallel_size: int = 1,
-                 gpu_memory_utilization: float = 0.85, max_model_len: int | None = None, dtype: str = "auto"):
+                 gpu_memory_utilization: float = 0.85, max_model_len: int | None = None, dtype: str = "auto",
+                 extra: dict | None = None):
+        """`extra`: further keyword arguments of vllm.LLM (e.g. kv_cache_memory_bytes, enforce_eager)."""
         from vllm import LLM
 
         self.spec = spec
         model = str(Path(spec.path) / spec.gguf_file) if spec.gguf_file else spec.path
         self.llm = LLM(model=model, tokenizer=tokenizer or spec.path, tensor_parallel_size=tensor_parallel_size,
-                       gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, dtype=dtype)
+                       gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, dtype=dtype,
+                       **(extra or {}))
         self.tokenizer = self.llm.get_tokenizer()
 
     @property

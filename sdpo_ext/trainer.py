@@ -39,6 +39,7 @@ from verl.utils.py_functional import rename_dict
 from sdpo_attempts.log import AttemptLog
 from sdpo_ext.loss.packed_rows import jagged
 from sdpo_ext.startup.checks import check_config_keys, sdpo_setting_errors
+from sdpo_ext.startup.timeline import mark
 from sdpo_ext.teacher_fields import teacher_fields
 from sdpo_ext.ttrl.hooks import TTRLHooks
 from sdpo_ext.val_metrics import validation_pass_at_k
@@ -59,6 +60,7 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
         # and lose the plugin's registrations.
         from sdpo_ext.config import run_config, sdpo_loss_selected
 
+        mark("trainer_init")
         if config.get("sdpo", None) is not None:
             check_config_keys(config)
         self.run_config = run_config(config)
@@ -114,6 +116,7 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
 
     def _init_resource_pool_mgr(self):
         """verl's pools, with our worker class; the EMA/frozen/trust-region teacher lives in the ref slot."""
+        mark("resource_pools")
         super()._init_resource_pool_mgr()
         from sdpo_ext.worker import SDPOActorRolloutRefWorker
 
@@ -129,8 +132,22 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
             role = Role.ActorRolloutRef
         self.role_worker_mapping[role] = ray.remote(SDPOActorRolloutRefWorker)
 
+    # ------------------------------------------------------------------ start-up marks (sdpo_ext.startup.timeline)
+    def on_init_end(self):
+        mark("init_done")
+        super().on_init_end()
+
+    def on_train_begin(self):
+        mark("train_begin")
+        super().on_train_begin()
+
+    def on_step_end(self):
+        mark("first_step_done")
+        super().on_step_end()
+
     # ------------------------------------------------------------------ step hooks
     def _compute_old_log_prob(self, batch, metrics: dict):
+        mark("first_rollout_done")
         if self.run_config is not None:
             # its own phase in verl's timing (timing_s/sdpo_prepare), nested inside timing_s/old_log_prob
             with marked_timer("sdpo_prepare", self.timing_raw):

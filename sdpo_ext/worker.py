@@ -31,6 +31,7 @@ from verl.workers.engine_workers import ActorRolloutRefWorker
 from sdpo_ext.config import SDPOActorConfig
 from sdpo_ext.loss.packed_rows import jagged, response_logit_rows
 from sdpo_ext.loss_hook import LOG_PROBS_ONLY, SDPOLoss
+from sdpo_ext.startup.timeline import mark
 from sdpo_ext.teacher.shared_prefix import (
     TEACHER_PREFIX_LEN,
     PrefixKVCache,
@@ -136,7 +137,9 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def init_model(self):
+        mark("actor_model_start")
         super().init_model()
+        mark("actor_model_ready")
         if self.actor is None:
             return
         actor_config = self.loss_fn.keywords.get("config") if hasattr(self.loss_fn, "keywords") else None

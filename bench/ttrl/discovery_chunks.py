@@ -1,21 +1,17 @@
-"""Set-TTRL discovery cut into chunks of one device call each (issue 43 part 3), and their merge.
+"""The merge of set-TTRL discovery runs brought back by several device calls, cut runs included (issue 47 part 2).
 
-    python bench/ttrl/discovery_chunks.py plan --chunk 1            # the chunk's runs, one "task method seed" a line
     python bench/ttrl/discovery_chunks.py merge --chunk-dir A [--chunk-dir B ...] --out DIR
         # DIR/runs/<task>/<method>/seed<s>/ (what ttrl_discovery.py report reads) and DIR/coverage.json
 
-A device call lasts at most 10 minutes and the machine can be gone before the next one, so the job is cut into
-chunks that each need nothing from an earlier call (`run_ttrl_discovery.sh chunk`):
-- chunk 0 measures the base rates and picks the problems (PROBLEMS_FILE, committed once it ran); every later chunk
-  reads that committed list, so chunks from any call, session or machine run the same set with the same budget;
-- chunk k >= 1 runs CHUNKS[k - 1] on every task: whole set-TTRL runs side by side, one per (task, method, seed).
-  The first two chunks give best-of-k against GRPO and against the SDPO family on seed 1; later ones add seeds, then
-  methods.
+A chunk is what one call brought back (its ttrl_discovery_raw.tar.gz, unpacked): runs/<task>/<method>/seed<s>/ with
+attempts.jsonl and, once the process ended, status.json; problems_<task>.txt names the task's problems. A run cut by
+the call's or the machine's end still counts: every attempt it judged is in its log, and the report reads each
+problem's runs only as far as they got (`sdpo_eval.discovery.discovery_report`: unsolved runs are censored past the
+attempts they made, and `covered_k` says up to which k every compared method is known).
 
-A chunk's folder (its ttrl_discovery_raw.tar.gz, unpacked) holds chunk.json ({chunk, budget, problems, call}) and
-runs/<task>/<method>/seed<s>/{attempts.jsonl, status.json}. The merge takes a run when its status.json says
-returncode 0 (a run cut by the call's end or failed is missing, with its returncode); a run finished in two chunks
-keeps the first given. Chunks that disagree on the budget or a task's problems are refused: their runs are not the
+The merge takes, for each run, the copy that got furthest (finished before cut; then the most judged attempts), and
+records in coverage.json how far each got: {"in": {run: {chunk, finished, returncode, attempts: {problem: judged},
+solved}}, "problems": {task: [...]}}. Chunks whose task problem lists disagree are refused: their runs are not the
 same experiment.
 """
 from __future__ import annotations
@@ -26,66 +22,60 @@ import shutil
 import sys
 from pathlib import Path
 
-TASKS = ("demo", "toy_lean")
-PROBLEMS_FILE = Path(__file__).with_name("problems.json")  # chunk 0's selection: {"budget", "problems": {task: [...]}}
-CHUNKS: tuple[tuple[tuple[str, int], ...], ...] = (
-    (("best_of_k", 1), ("grpo", 1)),
-    (("sdpo_confident", 1), ("srpo", 1)),
-    (("best_of_k", 2), ("grpo", 2)),
-    (("sdpo_confident", 2), ("srpo", 2)),
-    (("sdpo", 1), ("sc_sdpo", 1)),
-    (("sdpo", 2), ("sc_sdpo", 2)),
-)
 
-
-def plan(chunk: int) -> list[tuple[str, str, int]]:
-    """(task, method, seed) of every run of chunk `chunk` >= 1."""
-    if not 1 <= chunk <= len(CHUNKS):
-        raise ValueError(f"error: chunk {chunk} does not exist (chunks 1..{len(CHUNKS)}; chunk 0 is the base rates)")
-    return [(task, method, seed) for method, seed in CHUNKS[chunk - 1] for task in TASKS]
-
-
-def planned_runs() -> list[str]:
-    """Every run of every chunk, as its path under runs/."""
-    return [f"{task}/{method}/seed{seed}" for k in range(1, len(CHUNKS) + 1) for task, method, seed in plan(k)]
-
-
-def _returncode(run_dir: Path) -> int | None:
+def progress(run_dir: Path) -> dict:
+    """How far one run got: {finished, returncode, attempts: {problem: judged attempts}, solved: [problems]}."""
     status = run_dir / "status.json"
-    return json.loads(status.read_text()).get("returncode") if status.exists() else None
+    rc = json.loads(status.read_text()).get("returncode") if status.exists() else None
+    attempts: dict[str, int] = {}
+    solved: set[str] = set()
+    log = run_dir / "attempts.jsonl"
+    for line in (log.read_text().splitlines() if log.exists() else []):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:  # the last line of a run killed mid-write
+            continue
+        if rec.get("infra"):
+            continue
+        attempts[rec["problem"]] = max(attempts.get(rec["problem"], 0), int(rec["attempt"]))
+        if rec.get("score", 0.0) >= 1.0:
+            solved.add(rec["problem"])
+    return {"finished": rc == 0, "returncode": rc, "attempts": dict(sorted(attempts.items())),
+            "solved": sorted(solved)}
+
+
+def _problems(chunk_dir: Path) -> dict[str, list[str]]:
+    return {f.stem.removeprefix("problems_"): [p for p in f.read_text().strip().split(",") if p]
+            for f in sorted(chunk_dir.glob("problems_*.txt"))}
+
+
+def _rank(p: dict) -> tuple[bool, int]:
+    return p["finished"], sum(p["attempts"].values())
 
 
 def merge(chunk_dirs: list[Path], out: Path) -> dict:
-    """Copy each finished run of `chunk_dirs` (first one wins) into out/runs and write out/coverage.json."""
-    headers = {d: json.loads((d / "chunk.json").read_text()) for d in chunk_dirs}
-    experiments = {json.dumps([h["budget"], h["problems"]], sort_keys=True) for h in headers.values()}
-    if len(experiments) > 1:
-        raise ValueError("error: the chunks differ in budget or problems: "
-                         + "; ".join(f"{d}: budget {h['budget']}, {sum(map(len, h['problems'].values()))} problems"
-                                     for d, h in headers.items()) + " (merge chunks of one problems.json)")
-    taken: dict[str, str] = {}
-    missing: dict[str, str] = {}
-    for chunk_dir, header in headers.items():
-        for status in sorted((chunk_dir / "runs").glob("*/*/seed*/status.json")):
-            run = str(status.parent.relative_to(chunk_dir / "runs"))
-            rc = _returncode(status.parent)
-            if run in taken:
-                continue
-            if rc != 0:
-                missing[run] = f"returncode {rc} in chunk {header['chunk']} ({chunk_dir.name})"
-                continue
-            target = out / "runs" / run
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(status.parent, target)
-            taken[run] = f"chunk {header['chunk']} ({chunk_dir.name}): {header.get('call', '')}"
-            missing.pop(run, None)
-    runs = sorted(set(planned_runs()) | set(taken))
-    coverage = {
-        "budget": next(iter(headers.values()))["budget"],
-        "problems": next(iter(headers.values()))["problems"],
-        "in": {run: taken[run] for run in runs if run in taken},
-        "missing": {run: missing.get(run, "not run yet") for run in runs if run not in taken},
-    }
+    """Copy each run's furthest copy from `chunk_dirs` into out/runs and write out/coverage.json."""
+    problems: dict[str, list[str]] = {}
+    for chunk_dir in chunk_dirs:
+        for task, names in _problems(chunk_dir).items():
+            if problems.setdefault(task, names) != names:
+                raise ValueError(f"error: {chunk_dir} has other {task} problems than an earlier chunk "
+                                 "(merge chunks of one problem choice)")
+    best: dict[str, tuple[Path, dict, str]] = {}
+    for chunk_dir in chunk_dirs:
+        for log in sorted((chunk_dir / "runs").glob("*/*/seed*/attempts.jsonl")):
+            run = str(log.parent.relative_to(chunk_dir / "runs"))
+            got = progress(log.parent)
+            if run not in best or _rank(got) > _rank(best[run][1]):
+                best[run] = (log.parent, got, chunk_dir.name)
+    coverage = {"problems": problems, "in": {}}
+    for run, (src, got, chunk) in sorted(best.items()):
+        target = out / "runs" / run
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(src, target, ignore=shutil.ignore_patterns("checkpoints", "stdout.log"))
+        coverage["in"][run] = {"chunk": chunk, **got}
     out.mkdir(parents=True, exist_ok=True)
     (out / "coverage.json").write_text(json.dumps(coverage, indent=1))
     return coverage
@@ -94,20 +84,16 @@ def merge(chunk_dirs: list[Path], out: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("plan")
-    p.add_argument("--chunk", type=int, required=True)
     m = sub.add_parser("merge")
     m.add_argument("--chunk-dir", type=Path, action="append", required=True, help="an unpacked chunk; repeatable")
     m.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     try:
-        if args.command == "plan":
-            print("\n".join(f"{task} {method} {seed}" for task, method, seed in plan(args.chunk)))
-            return 0
         coverage = merge(args.chunk_dir, args.out)
     except (ValueError, FileNotFoundError) as e:
         parser.exit(2, f"{e}\n" if str(e).startswith("error:") else f"error: {e}\n")
-    print(f"{len(coverage['in'])} runs in, {len(coverage['missing'])} missing: {args.out / 'coverage.json'}")
+    cut = [run for run, row in coverage["in"].items() if not row["finished"]]
+    print(f"{len(coverage['in'])} runs in ({len(cut)} cut: {', '.join(cut) or 'none'}): {args.out / 'coverage.json'}")
     return 0
 
 

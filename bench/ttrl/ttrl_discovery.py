@@ -1,7 +1,8 @@
-"""Helpers of bench/ttrl/run_ttrl_discovery.sh (issue 32 part 3: set-TTRL discovery against best-of-k on one GPU).
+"""Helpers of bench/ttrl/run_ttrl_discovery.sh (issue 47: set-TTRL discovery against best-of-k and reprompt, one GPU).
 
-    python bench/ttrl/ttrl_discovery.py candidates --task demo --data-dir /tmp/demo_data --count 48
-    python bench/ttrl/ttrl_discovery.py select --log base/demo/attempts.jsonl --samples 64 --max-rate 0.1 --count 16 \\
+    python bench/ttrl/ttrl_discovery.py candidates --task demo --data-dir /tmp/demo_data --count 96
+    python bench/ttrl/ttrl_discovery.py select --log base/demo/best_of_k/seed0/attempts.jsonl --samples 64 \\
+        --max-rate 0 --count 16 \\
         --out base/demo/base_rate.json                     # prints the chosen problems, comma-separated
     python bench/ttrl/ttrl_discovery.py command --task demo --method sdpo --seed 1 --problems a,b --budget 128 \\
         --run-dir DIR [-- overrides]                       # one set-TTRL run's command line, shell-quoted
@@ -9,9 +10,10 @@
         --call "..." --out bench/ttrl/results/ttrl_discovery    # .json (issue 32's schema) + .png + .md
 
 Candidates: the hard end of the demo's addition task (largest operand sums of addition_train) and every toy Lean
-theorem. Base rates come from a best-of-k set run with `stop_on_success=false` and a budget of `--samples` attempts
-per problem (the same sampler as the training runs); a problem is kept when its rate over its first `--samples`
-judged attempts is at most `--max-rate`, lowest first.
+theorem. Base rates come from the sampler (`sdpo_eval.discovery_sampler`, best_of_k with --keep-going: the recipe's
+prompts, sampling settings and reward) with `--samples` attempts per problem; a problem is kept when its rate over
+its first `--samples` judged attempts is at most `--max-rate`, lowest first. The report takes runs cut before their
+budget as far as they got (`covered_k`).
 """
 from __future__ import annotations
 
@@ -55,19 +57,18 @@ def select(rates: dict[str, dict], samples: int, max_rate: float, count: int) ->
     return sorted(measured, key=lambda p: (rates[p]["rate"], p))[:count]
 
 
-def problem_file(base_dir: Path, budget: int, samples: int, max_rate: float, count: int) -> dict:
-    """Chunk 0's choice for every later chunk (discovery_chunks.PROBLEMS_FILE): per task under `base_dir`
-    (<task>/attempts.jsonl of its base-rate run), the `select`ed problems and every measured rate."""
-    rates = {task: base_rates(_read([base_dir / task / "attempts.jsonl"]), samples)
-             for task in TASKS if (base_dir / task / "attempts.jsonl").exists()}
-    if not rates:
-        raise ValueError(f"error: no base-rate log under {base_dir} (<task>/attempts.jsonl; did chunk 0's runs start?)")
-    return {"budget": budget, "base_samples": samples, "max_rate": max_rate,
-            "problems": {task: select(r, samples, max_rate, count) for task, r in rates.items()}, "base_rate": rates}
-
-
 def _read(paths) -> list[dict]:
-    return [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
+    """Every record of the logs; a last line cut mid-write (a run killed by the call's end) is left out."""
+    records = []
+    for path in paths:
+        lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
+        for i, line in enumerate(lines):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                if i != len(lines) - 1:
+                    raise ValueError(f"error: {path}, line {i + 1}: not JSON (only a log's last line may be cut)")
+    return records
 
 
 def report(run_dir: Path, budget: int, base_rate_files: list[Path], call: str, out: Path, n_boot: int,
@@ -82,10 +83,12 @@ def report(run_dir: Path, budget: int, base_rate_files: list[Path], call: str, o
     result["base_rate"] = {p: r for f in base_rate_files for p, r in json.loads(Path(f).read_text()).items()
                            if p in full["problems"]}
     result["left_out"] = full["left_out"]
+    result["tasks"] = {task.name: sorted({r["problem"] for r in _read(task.rglob("attempts.jsonl"))})
+                       for task in sorted(run_dir.iterdir()) if task.is_dir()}
     result["runs"] = {str(s.parent.relative_to(run_dir)): json.loads(s.read_text()).get("returncode")
                       for s in sorted(run_dir.rglob("status.json"))}
     if coverage is not None:
-        result["coverage"] = {k: v for k, v in json.loads(coverage.read_text()).items() if k in ("in", "missing")}
+        result["coverage"] = json.loads(coverage.read_text())["in"]
     out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{out}.json").write_text(json.dumps(result, indent=2))
     plot_report(full, Path(f"{out}.png"))
@@ -115,13 +118,6 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--run-dir", type=Path, required=True)
     m.add_argument("--keep-going", action="store_true", help="stop_on_success=false (base-rate runs)")
     m.add_argument("overrides", nargs="*")
-    f = sub.add_parser("problems", help="chunk 0: every task's chosen problems, to commit as problems.json")
-    f.add_argument("--base-dir", type=Path, required=True)
-    f.add_argument("--budget", type=int, required=True)
-    f.add_argument("--samples", type=int, default=64)
-    f.add_argument("--max-rate", type=float, default=0.1)
-    f.add_argument("--count", type=int, default=16)
-    f.add_argument("--out", type=Path, required=True)
     r = sub.add_parser("report")
     r.add_argument("--run-dir", type=Path, required=True)
     r.add_argument("--budget", type=int, required=True)
@@ -129,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--call", required=True)
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--n-boot", type=int, default=2000)
-    r.add_argument("--coverage", type=Path, help="discovery_chunks.py merge's coverage.json: which runs are in")
+    r.add_argument("--coverage", type=Path, help="discovery_chunks.py merge's coverage.json: how far each run got")
     args = parser.parse_args(argv)
     if args.command == "candidates":
         print(",".join(candidates(args.task, args.data_dir, args.count)))
@@ -138,10 +134,6 @@ def main(argv: list[str] | None = None) -> int:
         chosen = select(rates, args.samples, args.max_rate, args.count)
         args.out.write_text(json.dumps(rates, indent=2))
         print(",".join(chosen))
-    elif args.command == "problems":
-        chosen = problem_file(args.base_dir, args.budget, args.samples, args.max_rate, args.count)
-        args.out.write_text(json.dumps(chosen, indent=1))
-        print({task: len(names) for task, names in chosen["problems"].items()})
     elif args.command == "command":
         from sdpo_eval.discovery_set import set_command
 

@@ -139,12 +139,39 @@ def test_discovery_at_k_from_set_runs_hand_computed(set_logs):
     assert table[2] == "| p1 | 12 / - | 3 / 5 |" and table[5] == "| p4 | - / - | 16 / 2 |"
     assert table[6].startswith(f"| discovery@{budget} [95% CI] | 0.12 [") and table[7] == "| seeds | 1, 2 | 1, 2 |"
     short = summary(report, task="toy", call="unit test")
-    assert set(short) == {"task", "call", "budget", "problems", "methods"}
+    assert set(short) == {"task", "call", "budget", "problems", "methods", "covered_k", "covered_k_pairs"}
+    assert short["covered_k"] == budget and short["covered_k_pairs"] == {"best_of_k vs sdpo": budget}
     # best-of-k reaches 0.5/4 at k = 12 (its 16th attempt changes nothing); sdpo reaches it at k = 2
     assert short["methods"]["sdpo"] == {"seeds": [1, 2], "discovery_at": sdpo["discovery_at"],
-                                        "first_success": sdpo["first_success"], "attempts_to_match_best_of_k": 2}
+                                        "first_success": sdpo["first_success"], "attempts_to_match_best_of_k": 2,
+                                        "match_best_of_k_within": budget}
     assert short["methods"]["best_of_k"]["attempts_to_match_best_of_k"] == 12
     assert attempts_to_match([0.0, 0.1], 0.0) is None and attempts_to_match([0.0, 0.1], 0.2) is None
+
+
+def test_a_cut_run_counts_as_far_as_it_got_and_the_comparison_says_which_k_it_covers(set_logs):
+    """A run stopped by the call's end before its budget: its attempts count, its unsolved problems are censored past
+    the attempts it made, and every comparison with its method stops at the k both methods reached."""
+    run_dir, budget = set_logs
+    cut = run_dir / "reprompt" / "seed1" / "attempts.jsonl"
+    log = AttemptLog(str(cut), method="reprompt", run_id="reprompt-1", seed=1)
+    for problem, solved_at in {"p1": 2, "p2": None, "p3": None, "p4": 7}.items():  # cut after 10 of 16 attempts
+        log.record(1, [{"problem": problem, "response_tokens": 5, "verdict": "x", "score": float(a == solved_at),
+                        "infra": 0.0} for a in range(1, (solved_at or 10) + 1)])
+    report = discovery.discovery_report(discovery.read_attempts(sorted(run_dir.rglob("attempts.jsonl"))), budget,
+                                        n_boot=100)
+    reprompt = report["methods"]["reprompt"]
+    assert reprompt["reached"] == {"p1": budget, "p2": 10, "p3": 10, "p4": budget}
+    assert report["covered_k"] == 10
+    assert report["covered_k_pairs"] == {"best_of_k vs reprompt": 10, "best_of_k vs sdpo": budget,
+                                         "reprompt vs sdpo": 10}
+    assert reprompt["curve"][9] == pytest.approx(2 / 4)  # p1 and p4 solved by k = 10, p2 and p3 known unsolved
+    assert reprompt["curve"][10] == pytest.approx(1.0)  # k = 11: only the solved problems are known
+    short = summary(report, task="toy", call="unit test")
+    # within k = 10 best-of-k found nothing: there is nothing to match; best-of-k's own discovery@10 is matched by it
+    assert short["methods"]["reprompt"]["match_best_of_k_within"] == 10
+    assert short["methods"]["reprompt"]["attempts_to_match_best_of_k"] is None
+    assert short["methods"]["sdpo"]["attempts_to_match_reprompt"] == 9  # reprompt's 2/4 at k = 10; sdpo's at 9
 
 
 def test_report_cli_writes_the_first_success_table(set_logs, capsys):

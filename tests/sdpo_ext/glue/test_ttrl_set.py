@@ -20,6 +20,7 @@ from verl.utils import tensordict_utils as tu
 
 import sdpo_ext.trainer as trainer_mod
 from sdpo_eval.discovery import compose_recipe
+from sdpo_ext.startup import timeline
 from sdpo_ext.trainer import SDPOTrainer
 from sdpo_ext.ttrl.hooks import TTRL_SET_FILE
 from tests.sdpo_ext.glue.test_trainer_prepare import FakeBatch, FakeTQ, nested
@@ -136,11 +137,12 @@ def test_full_batches_come_from_the_open_problems_and_the_run_ends_when_none_is_
 
 @pytest.mark.parametrize("test_freq", [5, 2, -1])
 def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retired_and_validates_it_once(
-        make, monkeypatch, tmp_path, test_freq):
+        make, monkeypatch, tmp_path, test_freq, capsys):
     """verl's PPOTrainer.fit itself (not a copy), with the device work of a step left out: its loop runs the set's
     steps and no more, on the bound the set's hook sets, and validates the last of them once when test_freq > 0 (verl
     only does when the step is a multiple of test_freq: its is_last_step was computed before the set ended the run)."""
     monkeypatch.setenv("VERL_FILE_LOGGER_PATH", str(tmp_path / "metrics.jsonl"))
+    monkeypatch.setattr(timeline, "_seen", set())
     trainer = make(budget=8, extra=(f"trainer.test_freq={test_freq}", "trainer.val_before_train=false"))
     trainer._init_dump_executor()
     drawn, validated = [], []
@@ -171,6 +173,9 @@ def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retir
     assert [row["data"]["sdpo_lean/ttrl_open_problems"] for row in logged] == [3, 0]
     assert validated == ([2] if test_freq > 0 else [])
     assert ("val-core/score" in logged[1]["data"]) == (test_freq > 0) and "val-core/score" not in logged[0]["data"]
+    # the start-up marks of the phases this driver-only loop passes, once each and in order (startup_table reads them)
+    marks = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith(timeline.MARK)]
+    assert marks == ["trainer_init", "train_begin", "first_step_done"]
 
 
 def test_infra_spends_no_budget_and_the_problem_is_drawn_again(make, monkeypatch):
