@@ -59,20 +59,35 @@ class ProblemState:
         return self.judged < budget and not (stop_on_success and self.first is not None)
 
 
-def judge(reward_fn: RewardFn, rows: Sequence[dict[str, Any]], texts: Sequence[str]) -> list[dict[str, Any]]:
-    """The reward function on each (row, reply), as verl's naive reward loop calls it; a bare float becomes
-    {"score": x}. Async functions run concurrently on one event loop."""
-    def call(row: dict[str, Any], text: str):
-        return reward_fn(data_source=row["data_source"], solution_str=text, ground_truth=row["ground_truth"],
-                         extra_info=dict(row.get("extra_info") or {}))
+class Judge:
+    """The reward function on (row, reply) pairs, called as verl's naive reward loop calls it (data_source,
+    solution_str, ground_truth, the row's extra_info); a bare float becomes {"score": x}. Async functions run
+    concurrently on one private event loop that lives across calls, so the Lean backends they open (REPL processes,
+    HTTP clients) are reused; `close()` shuts those down."""
 
-    if inspect.iscoroutinefunction(getattr(reward_fn, "func", reward_fn)):
-        async def all_of() -> list:
-            return await asyncio.gather(*(call(r, t) for r, t in zip(rows, texts)))
-        results = asyncio.run(all_of())
-    else:
-        results = [call(r, t) for r, t in zip(rows, texts)]
-    return [r if isinstance(r, dict) else {"score": float(r)} for r in results]
+    def __init__(self, reward_fn: RewardFn):
+        self.reward_fn = reward_fn
+        self.is_async = inspect.iscoroutinefunction(getattr(reward_fn, "func", reward_fn))
+        self._loop = asyncio.new_event_loop()
+
+    def _call(self, row: dict[str, Any], text: str):
+        return self.reward_fn(data_source=row["data_source"], solution_str=text, ground_truth=row["ground_truth"],
+                              extra_info=dict(row.get("extra_info") or {}))
+
+    def __call__(self, rows: Sequence[dict[str, Any]], texts: Sequence[str]) -> list[dict[str, Any]]:
+        if self.is_async:
+            async def all_of() -> list:
+                return await asyncio.gather(*(self._call(r, t) for r, t in zip(rows, texts)))
+            results = self._loop.run_until_complete(all_of())
+        else:
+            results = [self._call(r, t) for r, t in zip(rows, texts)]
+        return [r if isinstance(r, dict) else {"score": float(r)} for r in results]
+
+    def close(self) -> None:
+        factory = sys.modules.get("lean_env.backends.factory")  # imported only by the Lean reward
+        if factory is not None:
+            self._loop.run_until_complete(factory.aclose_backends())
+        self._loop.close()
 
 
 def slot_prompt(state: ProblemState, slot: int, method: str, reprompt_cfg, tokenizer) -> list[dict]:
@@ -94,7 +109,7 @@ def _seed(base: int, state: ProblemState, i: int) -> int:
 
 
 def sample_set(method: str, rows: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, n: int,
-               budget: int, reward_fn: RewardFn, log: AttemptLog | None, reprompt_cfg=None, tokenizer=None,
+               budget: int, judge: Judge, log: AttemptLog | None, reprompt_cfg=None, tokenizer=None,
                stop_on_success: bool = True, max_all_infra_rounds: int = 3,
                on_round: Callable[[int, int], None] | None = None) -> dict[str, dict[str, Any]]:
     """Rounds of `n` attempts on every open problem until none is open -> {problem: {first_success, judged,
@@ -114,7 +129,7 @@ def sample_set(method: str, rows: Sequence[dict[str, Any]], engine: Engine, para
         prompts = [slot_prompt(s, j, method, reprompt_cfg, tokenizer) for s, j in jobs]
         seeds = [_seed(params.seed, s, s.drawn + j) for s, j in jobs]
         completions = engine.generate(prompts, params, seeds=seeds)
-        results = judge(reward_fn, [s.row for s, _ in jobs], [c.text for c in completions])
+        results = judge([s.row for s, _ in jobs], [c.text for c in completions])
         all_infra = all_infra + 1 if all(r.get("infra") for r in results) else 0
         for state in active:
             mine = [i for i, (s, _) in enumerate(jobs) if s is state]
@@ -211,32 +226,41 @@ def parse_runs(text: str) -> list[tuple[str, int]]:
 def run_all(setting: RecipeSampling, engine: Engine, runs: Sequence[tuple[str, int]], budget: int, out_dir: Path,
             stop_on_success: bool = True, tokenizer=None) -> list[dict[str, Any]]:
     """Each (method, seed) into out_dir/<method>/seed<s>/ (attempts.jsonl, status.json); finished ones skipped."""
+    done, judge = [], Judge(setting.reward_fn)
+    try:
+        for method, seed in runs:
+            done.append(_run_one(setting, engine, judge, method, seed, budget, out_dir, stop_on_success, tokenizer))
+    finally:
+        judge.close()
+    return done
+
+
+def _run_one(setting: RecipeSampling, engine: Engine, judge: Judge, method: str, seed: int, budget: int,
+             out_dir: Path, stop_on_success: bool, tokenizer) -> dict[str, Any]:
+    """One (method, seed) run into out_dir/<method>/seed<s>/; a run that finished earlier is skipped, a cut one
+    starts over (sampling is cheap next to training)."""
     from dataclasses import replace
 
     from tqdm.auto import tqdm
 
-    done = []
-    for method, seed in runs:
-        run_dir = out_dir / method / f"seed{seed}"
-        status = run_dir / "status.json"
-        if status.exists() and json.loads(status.read_text()).get("returncode") == 0:
-            done.append({"method": method, "seed": seed, "returncode": 0, "skipped": True})
-            continue
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "attempts.jsonl").unlink(missing_ok=True)  # a cut sampler run restarts whole: it is cheap
-        log = AttemptLog(path=str(run_dir / "attempts.jsonl"), method=method, seed=seed,
-                         run_id=f"{method}-set-s{seed}-{uuid.uuid4().hex[:8]}")
-        start = time.time()
-        bar = tqdm(desc=f"{method} seed {seed}", unit="round")
-        result = sample_set(method, setting.rows, engine, replace(setting.params, seed=seed), setting.n, budget,
-                            setting.reward_fn, log, setting.reprompt_cfg, tokenizer, stop_on_success,
-                            on_round=lambda step, left: (bar.update(1), bar.set_postfix(open=left)))
-        bar.close()
-        status.write_text(json.dumps({"returncode": 0, "wall_s": round(time.time() - start, 1),
-                                      "problems": result}, indent=1))
-        done.append({"method": method, "seed": seed, "returncode": 0,
-                     "solved": sum(r["first_success"] is not None for r in result.values())})
-    return done
+    run_dir = out_dir / method / f"seed{seed}"
+    status = run_dir / "status.json"
+    if status.exists() and json.loads(status.read_text()).get("returncode") == 0:
+        return {"method": method, "seed": seed, "returncode": 0, "skipped": True}
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "attempts.jsonl").unlink(missing_ok=True)
+    log = AttemptLog(path=str(run_dir / "attempts.jsonl"), method=method, seed=seed,
+                     run_id=f"{method}-set-s{seed}-{uuid.uuid4().hex[:8]}")
+    start = time.time()
+    bar = tqdm(desc=f"{method} seed {seed}", unit="round")
+    result = sample_set(method, setting.rows, engine, replace(setting.params, seed=seed), setting.n, budget, judge,
+                        log, setting.reprompt_cfg, tokenizer, stop_on_success,
+                        on_round=lambda step, left: (bar.update(1), bar.set_postfix(open=left)))
+    bar.close()
+    status.write_text(json.dumps({"returncode": 0, "wall_s": round(time.time() - start, 1), "problems": result},
+                                 indent=1))
+    return {"method": method, "seed": seed, "returncode": 0,
+            "solved": sum(r["first_success"] is not None for r in result.values())}
 
 
 def main(argv: list[str] | None = None) -> int:

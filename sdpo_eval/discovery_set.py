@@ -59,17 +59,20 @@ def set_command(method: str, model: str, problems: Sequence[str], budget: int, r
     ]
 
 
-def _set_aside_unresumable_log(run_dir: Path) -> None:
+def set_aside_unresumable_log(run_dir: Path) -> bool:
     """Before a relaunch: without a checkpoint to resume from (run-set saves none unless asked), the run starts over
     under a new run id, so the first try's attempts.jsonl is renamed (attempts.jsonl.<n>, which `report` does not
-    read); left in place, the report would count that partial try as one more run of the seed."""
+        read); left in place, the report would count that partial try as one more run of the seed. True when the run has
+    a checkpoint to resume from instead."""
     log = run_dir / "attempts.jsonl"
-    if not log.exists() or (run_dir / "checkpoints" / "latest_checkpointed_iteration.txt").exists():
-        return
-    n = 1
-    while log.with_name(f"attempts.jsonl.{n}").exists():
-        n += 1
-    log.rename(log.with_name(f"attempts.jsonl.{n}"))
+    if (run_dir / "checkpoints" / "latest_checkpointed_iteration.txt").exists():
+        return True  # verl resumes it (trainer.resume_mode=auto), the attempt log under the checkpoint's run id
+    if log.exists():
+        n = 1
+        while log.with_name(f"attempts.jsonl.{n}").exists():
+            n += 1
+        log.rename(log.with_name(f"attempts.jsonl.{n}"))
+    return False
 
 
 def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, methods: Sequence[str],
@@ -87,7 +90,7 @@ def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, met
             elif finished(run_dir) and not force:
                 rc = 0
             else:
-                _set_aside_unresumable_log(run_dir)
+                set_aside_unresumable_log(run_dir)
                 rc = launch(command, run_dir)
                 if rc != 0:
                     print(f"warning: {method} seed {seed} exited {rc}; see {run_dir / 'stdout.log'}", file=sys.stderr)

@@ -27,7 +27,9 @@ SAMPLED=${SAMPLED:-"best_of_k:1,reprompt:1,best_of_k:2,reprompt:2"}
 BUDGET=${BUDGET:-128}; BASE_SAMPLES=${BASE_SAMPLES:-64}; MAX_RATE=${MAX_RATE:-0}; PER_TASK=${PER_TASK:-16}
 CANDIDATES=${CANDIDATES:-96}  # addition problems whose base rate is measured (the toy set has 8)
 N=${N:-8}  # samples per prompt; prompts per step: the recipe's (every open problem, at most 16)
-PER_RUN_GB=${PER_RUN_GB:-11}; SAVE_FREQ=${SAVE_FREQ:-4}; SAMPLER_KV=${SAMPLER_KV:-2000000000}
+PER_RUN_GB=${PER_RUN_GB:-11}  # verl runs at once: by GPU memory at PER_RUN_GB each, at most MAX_PARALLEL if set
+SAVE_FREQ=${SAVE_FREQ:-4}; SAMPLER_KV=${SAMPLER_KV:-2000000000}
+SAMPLER_BACKEND=${SAMPLER_BACKEND:-vllm}  # transformers: a CPU dry run of the job (TRAINED="")
 RUN_TIMEOUT=${RUN_TIMEOUT:-3000}; WATCH_S=${WATCH_S:-540}; WAIT_S=${WAIT_S:-560}
 export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
 export SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
@@ -48,16 +50,15 @@ start_run() {  # <run dir> <task> <method> <seed> <problems> <budget> <--keep-go
   local dir=$1 task=$2 method=$3 seed=$4 problems=$5 budget=$6 keep=$7 config=$8; shift 8
   [ -f "$dir/status.json" ] && grep -q '"returncode": 0' "$dir/status.json" && return 0  # finished earlier
   mkdir -p "$dir"
-  set_aside_unresumable_log "$dir"
+  local start_as; start_as=$(python3 bench/ttrl/ttrl_discovery.py relaunch --run-dir "$dir")  # resume | fresh
   local name; name=$(echo "${dir#"$DISC_DIR"/}" | tr / _)
   local prefix=(); [ $ISOLATE_OK = 1 ] && prefix=("${ISOLATE[@]}" "$(run_tmp "$name")")
   local cut=(); [ "$config" = cut ] && cut=("${CUT_OVERRIDES[@]}")
-  local resume=(); [ -f "$dir/checkpoints/latest_checkpointed_iteration.txt" ] && resume=(trainer.resume_mode=auto)
   local cmd; cmd=$(python3 bench/ttrl/ttrl_discovery.py command --task "$task" --method "$method" --seed "$seed" \
     --problems "$problems" --budget "$budget" --run-dir "$dir" $keep -- "${SHARED[@]}" "${cut[@]}" \
-    "trainer.save_freq=$SAVE_FREQ" trainer.max_actor_ckpt_to_keep=1 "${resume[@]}" "$@")
+    "trainer.save_freq=$SAVE_FREQ" trainer.max_actor_ckpt_to_keep=1 trainer.resume_mode=auto "$@")
   echo "$cmd" > "$dir/command.txt"
-  echo "{\"launched_at\": $(date +%s.%N), \"config\": \"$config\", \"resumed\": ${#resume[@]}}" > "$dir/launch.json"
+  echo "{\"launched_at\": $(date +%s.%N), \"config\": \"$config\", \"start\": \"$start_as\"}" > "$dir/launch.json"
   (start=$(date +%s)
    # verl's file logger: every step's metrics (sdpo_lean/ttrl_* among them) as JSON lines
    VERL_FILE_LOGGER_PATH=$dir/metrics.jsonl eval timeout "$RUN_TIMEOUT" "${prefix[*]@Q}" "$cmd" \
@@ -66,14 +67,6 @@ start_run() {  # <run dir> <task> <method> <seed> <problems> <budget> <--keep-go
    echo "{\"returncode\": $rc, \"wall_s\": $(( $(date +%s) - start ))}" > "$dir/status.json"
    echo "$(date +%T) $name rc=$rc wall=$(( $(date +%s) - start ))s" >> "$DISC_DIR/runs.txt") &
   echo "$(date +%T) $name started ($config)" >> "$DISC_DIR/runs.txt"
-}
-
-set_aside_unresumable_log() {  # <run dir>: a relaunch without a checkpoint starts over under a new run id, so the
-  # first try's attempts are moved aside (attempts.jsonl.<n>, which the report does not read; sdpo_eval.discovery_set)
-  local dir=$1 n=1
-  [ -f "$dir/attempts.jsonl" ] && [ ! -f "$dir/checkpoints/latest_checkpointed_iteration.txt" ] || return 0
-  while [ -e "$dir/attempts.jsonl.$n" ]; do n=$((n + 1)); done
-  mv "$dir/attempts.jsonl" "$dir/attempts.jsonl.$n"
 }
 
 job() {  # (issue 47) base rates and baselines by the sampler, the trained methods as verl runs, side by side
@@ -116,14 +109,14 @@ sampler() {  # <task> <out dir> <method:seed,...> <budget> <--keep-going or ""> 
   local log=$2/sampler.log; mkdir -p "$2"
   echo "$(date +%T) sampler $1 $3 started" >> "$DISC_DIR/runs.txt"
   python3 -m sdpo_eval.discovery_sampler --recipe "sdpo_$1" --problems "$6" --budget "$4" --runs "$3" \
-    --out-dir "$2" --backend vllm --vllm-kv-cache-bytes "$SAMPLER_KV" $5 > "$log" 2>&1 < /dev/null
+    --out-dir "$2" --backend "$SAMPLER_BACKEND" --vllm-kv-cache-bytes "$SAMPLER_KV" $5 > "$log" 2>&1 < /dev/null
   echo "$(date +%T) sampler $1 $3 rc=$?" >> "$DISC_DIR/runs.txt"
 }
 
-verl_slots() {  # verl runs at once: what the GPU's memory holds at PER_RUN_GB each, after the samplers' share
-  local total; total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
-  local n=$(( (total / 1024 - 10) / PER_RUN_GB )); [ "$n" -lt 1 ] && n=1
-  [ -n "${MAX_PARALLEL_SET:-}" ] && [ "$MAX_PARALLEL_SET" -lt "$n" ] && n=$MAX_PARALLEL_SET
+verl_slots() {  # verl runs at once: what the GPU's memory holds at PER_RUN_GB each, after the samplers' 16 GB
+  local total; total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
+  local n=$(( (${total:-0} / 1024 - 16) / PER_RUN_GB )); [ "$n" -lt 1 ] && n=1
+  [ -n "${MAX_PARALLEL:-}" ] && [ "$MAX_PARALLEL" -lt "$n" ] && n=$MAX_PARALLEL
   echo "$n"
 }
 

@@ -6,6 +6,8 @@
         --out base/demo/base_rate.json                     # prints the chosen problems, comma-separated
     python bench/ttrl/ttrl_discovery.py command --task demo --method sdpo --seed 1 --problems a,b --budget 128 \\
         --run-dir DIR [-- overrides]                       # one set-TTRL run's command line, shell-quoted
+    python bench/ttrl/ttrl_discovery.py relaunch --run-dir DIR   # before a run starts again: "resume" (verl resumes
+        # its checkpoint and the attempt log's run id) or "fresh" (a first try's log moved aside, not counted twice)
     python bench/ttrl/ttrl_discovery.py report --run-dir DIR --budget 128 --base-rate F [--base-rate F] \\
         --call "..." --out bench/ttrl/results/ttrl_discovery    # .json (issue 32's schema) + .png + .md
 
@@ -118,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--run-dir", type=Path, required=True)
     m.add_argument("--keep-going", action="store_true", help="stop_on_success=false (base-rate runs)")
     m.add_argument("overrides", nargs="*")
+    x = sub.add_parser("relaunch", help="before a run starts (again): resume from its checkpoint, or start fresh")
+    x.add_argument("--run-dir", type=Path, required=True)
     r = sub.add_parser("report")
     r.add_argument("--run-dir", type=Path, required=True)
     r.add_argument("--budget", type=int, required=True)
@@ -134,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         chosen = select(rates, args.samples, args.max_rate, args.count)
         args.out.write_text(json.dumps(rates, indent=2))
         print(",".join(chosen))
+    elif args.command == "relaunch":
+        from sdpo_eval.discovery_set import set_aside_unresumable_log
+
+        print("resume" if set_aside_unresumable_log(args.run_dir) else "fresh")
     elif args.command == "command":
         from sdpo_eval.discovery_set import set_command
 

@@ -83,3 +83,19 @@ def test_report_writes_the_issue_schema_with_base_rates_and_run_status(tmp_path)
     assert written["runs"]["toy_lean/grpo/seed2"] == 0 and len(written["runs"]) == 8
     assert (tmp_path / "out" / "ttrl_discovery.png").stat().st_size > 5000
     assert "| toy_add_7_5 | - / 30 | 5 / - |" in (tmp_path / "out" / "ttrl_discovery.md").read_text()
+
+
+def test_a_relaunch_resumes_a_run_with_a_checkpoint_and_sets_a_first_try_aside_without_one(tmp_path, capsys):
+    """The job's relaunch on the same machine: verl resumes a checkpointed run (its attempt log stays, under the
+    checkpoint's run id); a run cut before its first checkpoint starts over, its first try's log moved aside."""
+    with_ckpt, without = tmp_path / "a", tmp_path / "b"
+    for run in (with_ckpt, without):
+        run.mkdir()
+        (run / "attempts.jsonl").write_text('{"problem": "p"}\n')
+    (with_ckpt / "checkpoints").mkdir()
+    (with_ckpt / "checkpoints" / "latest_checkpointed_iteration.txt").write_text("4")
+    assert ttrl_discovery.main(["relaunch", "--run-dir", str(with_ckpt)]) == 0
+    assert ttrl_discovery.main(["relaunch", "--run-dir", str(without)]) == 0
+    assert capsys.readouterr().out.split() == ["resume", "fresh"]
+    assert (with_ckpt / "attempts.jsonl").exists()
+    assert not (without / "attempts.jsonl").exists() and (without / "attempts.jsonl.1").exists()

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from sdpo_attempts.log import AttemptLog
-from sdpo_eval.discovery_sampler import judge, parse_runs, run_all, sample_set
+from sdpo_eval.discovery_sampler import Judge, parse_runs, run_all, sample_set
 from sdpo_eval.engines import Completion, SamplingParams
 from sdpo_ext.teacher.reprompt import RepromptConfig
 
@@ -51,7 +51,7 @@ def test_reprompt_samples_from_the_teachers_context_of_the_latest_failure_and_be
         engines[method] = ScriptedEngine()
         log = AttemptLog(path=str(tmp_path / f"{method}.jsonl"), method=method, run_id=method, seed=3)
         results[method] = sample_set(method, rows("p1", "p2"), engines[method], params, n=4, budget=12,
-                                     reward_fn=reward, log=log, reprompt_cfg=RepromptConfig())
+                                     judge=Judge(reward), log=log, reprompt_cfg=RepromptConfig())
     # round 1 is the plain prompt for both; reprompt's round 2 shows each slot its own failure's feedback
     assert results["reprompt"] == {p: {"first_success": 5, "judged": 8, "drawn": 8} for p in ("p1", "p2")}
     assert results["best_of_k"] == {p: {"first_success": None, "judged": 12, "drawn": 12} for p in ("p1", "p2")}
@@ -76,7 +76,7 @@ def test_infrastructure_failures_consume_no_attempt_and_give_no_feedback():
         return reward(data_source, solution_str, ground_truth, extra_info)
 
     engine = ScriptedEngine()
-    result = sample_set("reprompt", rows("p1"), engine, SamplingParams(), n=2, budget=4, reward_fn=flaky, log=None,
+    result = sample_set("reprompt", rows("p1"), engine, SamplingParams(), n=2, budget=4, judge=Judge(flaky), log=None,
                         reprompt_cfg=RepromptConfig())
     # round 1: both infra (no attempt, no feedback); round 2: plain prompts again, both wrong; round 3: reprompted
     assert result["p1"] == {"first_success": 3, "judged": 4, "drawn": 6}
@@ -88,14 +88,14 @@ def test_a_run_gives_up_after_rounds_that_were_all_infrastructure():
     def down(**_):
         return {"score": 0.0, "infra": 1.0}
 
-    result = sample_set("best_of_k", rows("p1"), ScriptedEngine(), SamplingParams(), n=2, budget=4, reward_fn=down,
+    result = sample_set("best_of_k", rows("p1"), ScriptedEngine(), SamplingParams(), n=2, budget=4, judge=Judge(down),
                         log=None, max_all_infra_rounds=2)
     assert result["p1"] == {"first_success": None, "judged": 0, "drawn": 4}
 
 
 def test_keep_going_spends_the_whole_budget_and_best_of_k_finds_what_sampling_finds():
     engine = ScriptedEngine(right_without_feedback=frozenset({"p2"}))
-    result = sample_set("best_of_k", rows("p1", "p2"), engine, SamplingParams(), n=4, budget=8, reward_fn=reward,
+    result = sample_set("best_of_k", rows("p1", "p2"), engine, SamplingParams(), n=4, budget=8, judge=Judge(reward),
                         log=None, stop_on_success=False)
     assert result == {"p1": {"first_success": None, "judged": 8, "drawn": 8},
                       "p2": {"first_success": 1, "judged": 8, "drawn": 8}}
@@ -105,9 +105,11 @@ def test_async_reward_functions_are_awaited_like_verls_reward_loop():
     async def areward(data_source, solution_str, ground_truth, extra_info=None):
         return reward(data_source, solution_str, ground_truth, extra_info)
 
-    out = judge(areward, rows("p1", "p1"), ["12", "3"])
-    assert [r["score"] for r in out] == [1.0, 0.0]
-    assert judge(lambda **_: 0.5, rows("p1"), ["x"]) == [{"score": 0.5}]
+    judge = Judge(areward)
+    assert [r["score"] for r in judge(rows("p1", "p1"), ["12", "3"])] == [1.0, 0.0]
+    assert [r["score"] for r in judge(rows("p1"), ["12"])] == [1.0]  # the same loop serves a second call
+    judge.close()
+    assert Judge(lambda **_: 0.5)(rows("p1"), ["x"]) == [{"score": 0.5}]
 
 
 def test_run_all_writes_the_set_run_layout_and_skips_finished_runs(tmp_path):
@@ -145,5 +147,27 @@ def test_the_demo_recipe_gives_the_sampler_its_reward_prompts_and_teacher_settin
     assert setting.params.temperature == 1.0 and setting.params.max_new_tokens == 128
     assert setting.reprompt_cfg == RepromptConfig()
     right = str(setting.rows[0]["ground_truth"])
-    verdicts = judge(setting.reward_fn, setting.rows[:1] * 2, [f"The answer is {right}.", "The answer is 1."])
+    verdicts = Judge(setting.reward_fn)(setting.rows[:1] * 2, [f"The answer is {right}.", "The answer is 1."])
     assert verdicts[0]["score"] == 1.0 and verdicts[1]["score"] == 0.0 and verdicts[1]["feedback"]
+
+
+def test_the_toy_lean_recipe_judges_round_after_round_on_one_repl_and_closes_it(tmp_path, monkeypatch):
+    """The Lean reward through the REPL double: its backend lives across rounds (one event loop), feedback comes back
+    for a failed proof, and close() ends the REPL process."""
+    from sdpo_data.toy_lean import write
+    from sdpo_eval.discovery_sampler import from_recipe
+
+    write(tmp_path)
+    monkeypatch.setenv("SDPO_TOY_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("SDPO_DEMO_MODEL", str(tmp_path / "model"))
+    setting = from_recipe("sdpo_toy_lean", ["toy_add_7_5"])
+    proof = "```lean4\ntheorem toy_add_7_5 : (7 : ℕ) + 5 = 12 := by\n  norm_num\n```"
+    stuck = "```lean4\ntheorem toy_add_7_5 : (7 : ℕ) + 5 = 12 := by\n  intro h\n```"
+    judge = Judge(setting.reward_fn)
+    try:
+        first = judge(setting.rows * 2, [proof, stuck])
+        second = judge(setting.rows * 2, [stuck, proof])
+    finally:
+        judge.close()
+    assert [r["verdict"] for r in first + second] == ["valid", "lean_error", "lean_error", "valid"]
+    assert "unsolved goals" in first[1]["feedback"] and not any(r.get("infra") for r in first + second)
