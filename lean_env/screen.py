@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 from lean_env.commands import Command, split_commands
 from lean_env.lexer import Token, lex, name_parts
+from lean_env.meta_code import answer_opens, config_problem, declared_names, name_problem, trusted_opens
+from lean_env.meta_code import namespace_problem as meta_namespace_problem
 from lean_env.parse import extract_answer
 from lean_env.rules import (
     ALLOWED_MODIFIERS,
@@ -211,9 +213,20 @@ def _scan_names(code: list[Token], text: str) -> None:
         raise Reject(Verdict.FORBIDDEN, f"the answer contains a syntax quotation (line {_line(text, quote)})")
 
 
+def _check_meta_code(code: list[Token], text: str, opens: frozenset[tuple[str, ...]]) -> None:
+    """FORBIDDEN for a name of the meta-level API and for a tactic configuration that is not literal data
+    (`lean_env.meta_code`)."""
+    for hit in (name_problem(code, opens | answer_opens(code)), config_problem(code, declared_names(code))):
+        if hit is not None:
+            raise Reject(Verdict.FORBIDDEN, f"{hit[1]} (line {_line(text, hit[0])})")
+
+
 def _check_prefixes(cmd: Command, text: str) -> None:
     for prefix in cmd.prefixes + cmd.inner + ([cmd.plain] if cmd.plain else []):
         why = prefix_problem(prefix)
+        if why is None and prefix.keyword == "open":
+            why = next(filter(None, (meta_namespace_problem(name_parts(t.text), "open") for t in prefix.tokens[1:]
+                                     if t.kind == "ident" and t.text != "scoped")), None)
         if why:
             raise Reject(Verdict.FORBIDDEN, f"{why} (line {_line(text, prefix.tokens[0])})")
 
@@ -251,7 +264,8 @@ def _check_raw_openers(code: list[Token], text: str) -> None:
 def _check_namespace(stack: list[tuple[str, tuple[str, ...]]], name: tuple[str, ...] | None, where: str) -> None:
     """FORBIDDEN when entering the namespace `name` inside `stack` activates syntax that reads characters."""
     if name is not None:
-        why = namespace_problem(tuple(p for kind, parts in stack if kind == "namespace" for p in parts) + name)
+        full = tuple(p for kind, parts in stack if kind == "namespace" for p in parts) + name
+        why = namespace_problem(full) or meta_namespace_problem(full, "namespace")
         if why:
             raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
 
@@ -344,6 +358,7 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
     try:
         _scan_names(kept, text)
         _check_raw_openers(kept, text)
+        _check_meta_code(kept, text, trusted_opens(_code(header or "") + _code(statement.preamble)))
         commands, dropped = _drop_header_copies(split_commands(kept, text), header)
         cmd, proof_from = _walk(commands, statement, text)
     except Reject as r:
