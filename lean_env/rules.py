@@ -77,6 +77,7 @@ FORBIDDEN_PARTS = frozenset({
     "hint", "observe", "observe?", "have?",   # the same search (Mathlib's Hint, Observe, Propose); keywords in Lean,
                                               # so never an honest identifier
     "CoreM", "MetaM", "TermElabM", "TacticM", "CommandElabM", "MacroM",   # metaprograms, also after `open Lean …`
+    "_nested",   # the kernel's own names for nested inductives (a clash was a soundness bug, lean4#14616, v4.33)
 })
 _META = frozenset({"Elab", "Meta", "Environment", "Parser", "Compiler", "IR", "Syntax", "Macro"})
 

@@ -75,8 +75,9 @@ SOURCES = (
 
 def _proofs(src: Source, raw: Path, test: list[dict]) -> list[tuple[str, str]]:
     """(member id, the proof file's text) of one source; [] when its file is not under `raw`. A folder holds `.lean`
-    proof files, or `<i>/<model>/<attempt>.txt` tactic blocks (at column 0) proving miniF2F test problem i (`test`, in dataset order):
-    the checked file was that row's statement, a line break and the block (the source's eval notebook)."""
+    proof files, or `<i>/<model>/<attempt>.txt` tactic blocks (at column 0) proving miniF2F test problem i (`test`,
+    in dataset order): the checked file was that row's statement, a line break and the block (the source's eval
+    notebook)."""
     file = raw / src.repo.replace("/", "+") / src.path
     if not file.exists():
         return []
