@@ -10,13 +10,14 @@
 - Names are scanned in identifiers and in name literals (`` `sorryAx ``, ``` ``Lean.Elab.foo ```), which name a
   constant as surely as an identifier does; a syntax quotation (`` `(tactic| …) ``) is metaprogramming: FORBIDDEN.
 - Options: `set_option` (plain, `… in` before a command, or inside a proof) only for an option of OPTION_BOUNDS with
-  a decimal number in its bounds, or one of BOOLEAN_PREFIXES/BOOLEAN_OPTIONS (`linter.*`, `tactic.hygienic`) with
-  true/false, in any spelling (`«debug».skipKernelTC` is `debug.skipKernelTC`: not allowed). `0` turns a limit
+  a decimal number in its bounds, or one of BOOLEAN_PREFIXES/BOOLEAN_OPTIONS (`linter.*`, `pp.*`, `tactic.hygienic`)
+  with true/false, in any spelling (`«debug».skipKernelTC` is `debug.skipKernelTC`: not allowed). `0` turns a limit
   off (`maxHeartbeats 0` makes a proof that never ends a masked timeout, never a failure), so every bound starts at 1;
   the caps are 10x the trusted header's 400000 heartbeats, the 100000 of maxRecDepth that published proofs use
   (Seed-Prover's miniF2F proofs, `bench/lean/screen_real_proofs.py`), and about 20x Lean's defaults elsewhere
   (synthInstance.maxHeartbeats 20000, …). The boolean ones change which warnings print or whether tactic-made names
-  are accessible, never what the kernel accepts, and the model's options end with its section, before the check.
+  are accessible or how messages print, never what the kernel accepts, and the model's options end with its section,
+  before the check and the audit, whose messages are therefore printed under the header's options.
 - `open`: only namespaces, optionally `scoped`; no `renaming`, `hiding` or `(…)` (they alias names).
 - Syntax that reads characters (`lean_env/tables/raw_syntax.txt`): no `open`/`namespace` that could activate a
   namespace holding such syntax (`open_problem`, `namespace_problem`: ProofWidgets.Jsx), no identifier naming one
@@ -64,7 +65,9 @@ OPTION_BOUNDS: dict[str, tuple[int, int]] = {
     "exponentiation.threshold": (1, 5_120),
 }
 ALLOWED_OPTIONS = frozenset(OPTION_BOUNDS)
-BOOLEAN_PREFIXES = ("linter.",)   # options under these may be set to true or false (not `pp.*`: red-team round 1, 3)
+# options under these may be set to true or false: linters only print warnings, `pp.*` only changes how messages print
+# (issue 48: one published pipeline adds pp.* lines to every proof); the model's options end with its section
+BOOLEAN_PREFIXES = ("linter.", "pp.")
 BOOLEAN_OPTIONS = frozenset({"tactic.hygienic"})   # and these
 FORBIDDEN_PARTS = frozenset({
     "native_decide", "native", "ofReduceBool", "ofReduceNat", "reduceBool", "reduceNat", "trustCompiler",
@@ -74,6 +77,7 @@ FORBIDDEN_PARTS = frozenset({
     "hint", "observe", "observe?", "have?",   # the same search (Mathlib's Hint, Observe, Propose); keywords in Lean,
                                               # so never an honest identifier
     "CoreM", "MetaM", "TermElabM", "TacticM", "CommandElabM", "MacroM",   # metaprograms, also after `open Lean …`
+    "_nested",   # the kernel's own names for nested inductives (a clash was a soundness bug, lean4#14616, v4.33)
 })
 _META = frozenset({"Elab", "Meta", "Environment", "Parser", "Compiler", "IR", "Syntax", "Macro"})
 
@@ -137,7 +141,7 @@ def prefix_problem(prefix: Prefix) -> str | None:
     if option.startswith(BOOLEAN_PREFIXES) or option in BOOLEAN_OPTIONS:
         return None if args[1].text in ("true", "false") else f"`set_option {option}` takes true or false"
     if option not in OPTION_BOUNDS:
-        return (f"the option `{option}` may not be set (allowed: {', '.join(sorted(OPTION_BOUNDS))}; linter.*, "
+        return (f"the option `{option}` may not be set (allowed: {', '.join(sorted(OPTION_BOUNDS))}; linter.*, pp.*, "
                 "tactic.hygienic with true/false)")
     low, high = OPTION_BOUNDS[option]
     if not (args[1].kind == "num" and args[1].text.isdigit() and low <= int(args[1].text) <= high):

@@ -3,11 +3,11 @@
 Contract: `screen` never raises on any model output and runs in linear time. `.ok` is True only when the answer
 block has exactly this shape (comments anywhere; the rules live in `lean_env.rules`):
   `import` lines and a verbatim copy of the trusted header, or of its plain `open`/`set_option` commands in any
-    order (only what the header sets)                                 (dropped: the trusted header is used)
+    order (only what the header sets), also after the model's own plain ones   (dropped: the trusted header is used)
   any of, each optionally after `open … in` / `set_option … in`:
     helper `theorem`/`lemma`/`def`/`abbrev` under a fresh name (modifiers private/protected/noncomputable,
       allowlisted attributes), `namespace X … end X` / `[noncomputable] section … end` around helpers,
-    plain `open A B`, `set_option <allowlisted option> <value>`
+    plain `open A B`, `set_option <allowlisted option> <value>`, `universe u …`
   theorem <name> <the dataset's signature, token for token> := <proof>     (at root: in no namespace)
   the `end`s of the sections still open, if any                       (nothing else after the theorem)
 and no kept token uses `sorry`/`admit`/`sorryAx` (SORRY), a forbidden name or option (FORBIDDEN). Then
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 from lean_env.commands import Command, split_commands
 from lean_env.lexer import Token, lex, name_parts
+from lean_env.meta_code import answer_opens, config_problem, declared_names, name_problem, trusted_opens
+from lean_env.meta_code import namespace_problem as meta_namespace_problem
 from lean_env.parse import extract_answer
 from lean_env.rules import (
     ALLOWED_MODIFIERS,
@@ -161,6 +163,40 @@ def _kept_from(code: list[Token], text: str, header: str | None) -> int:
     return i
 
 
+def _header_option_keys(header: str | None) -> frozenset[tuple[str, ...]]:
+    """What the trusted header's plain `open`/`set_option` commands set (`_header_keys`)."""
+    if not header:
+        return frozenset()
+    trusted = _code(header)
+    rest = trusted[_kept_from(trusted, header, None):]
+    return frozenset().union(*(_header_keys(c) or () for c in split_commands(rest, header)))
+
+
+def _drop_header_copies(commands: list[Command], header: str | None) -> tuple[list[Command], list[Command]]:
+    """(the commands kept, the copies dropped): in the leading run of plain `open`/`set_option` commands, also after
+    the model's own ones, each command that sets only what the trusted header sets is a copy of it (issue 48: a
+    published prover writes its own `maxRecDepth` before the header's `maxHeartbeats 0`). Dropping it is safe: the
+    header's opens are in force anyway, and an option then keeps the model's earlier value (in the screen's bounds)
+    or the assembler's bound, so the code runs as code the model could have written and the screen accepts."""
+    keys, dropped, k = _header_option_keys(header), [], 0
+    while k < len(commands) and (cmd_keys := _header_keys(commands[k])) is not None:
+        if cmd_keys and cmd_keys <= keys:
+            dropped.append(commands[k])
+        k += 1
+    return [c for c in commands if all(c is not d for d in dropped)], dropped
+
+
+def _without(text: str, start: int, end: int, dropped: list[Command]) -> str:
+    """`text[start:end]` with the dropped commands' text removed, their line breaks kept (lines still count)."""
+    out, at = [], start
+    for cmd in dropped:
+        assert cmd.plain is not None
+        a, b = cmd.plain.tokens[0].start, cmd.plain.tokens[-1].end
+        out += [text[at:a], "\n" * text.count("\n", a, b)]
+        at = b
+    return "".join(out) + text[at:end]
+
+
 def _scan_names(code: list[Token], text: str) -> None:
     """FORBIDDEN for lexing ambiguities and syntax quotations, SORRY for sorry-like names, FORBIDDEN for other
     forbidden names (identifiers and name literals alike)."""
@@ -177,9 +213,20 @@ def _scan_names(code: list[Token], text: str) -> None:
         raise Reject(Verdict.FORBIDDEN, f"the answer contains a syntax quotation (line {_line(text, quote)})")
 
 
+def _check_meta_code(code: list[Token], text: str, opens: frozenset[tuple[str, ...]]) -> None:
+    """FORBIDDEN for a name of the meta-level API and for a tactic configuration that is not literal data
+    (`lean_env.meta_code`)."""
+    for hit in (name_problem(code, opens | answer_opens(code)), config_problem(code, declared_names(code))):
+        if hit is not None:
+            raise Reject(Verdict.FORBIDDEN, f"{hit[1]} (line {_line(text, hit[0])})")
+
+
 def _check_prefixes(cmd: Command, text: str) -> None:
     for prefix in cmd.prefixes + cmd.inner + ([cmd.plain] if cmd.plain else []):
         why = prefix_problem(prefix)
+        if why is None and prefix.keyword == "open":
+            why = next(filter(None, (meta_namespace_problem(name_parts(t.text), "open") for t in prefix.tokens[1:]
+                                     if t.kind == "ident" and t.text != "scoped")), None)
         if why:
             raise Reject(Verdict.FORBIDDEN, f"{why} (line {_line(text, prefix.tokens[0])})")
 
@@ -217,7 +264,8 @@ def _check_raw_openers(code: list[Token], text: str) -> None:
 def _check_namespace(stack: list[tuple[str, tuple[str, ...]]], name: tuple[str, ...] | None, where: str) -> None:
     """FORBIDDEN when entering the namespace `name` inside `stack` activates syntax that reads characters."""
     if name is not None:
-        why = namespace_problem(tuple(p for kind, parts in stack if kind == "namespace" for p in parts) + name)
+        full = tuple(p for kind, parts in stack if kind == "namespace" for p in parts) + name
+        why = namespace_problem(full) or meta_namespace_problem(full, "namespace")
         if why:
             raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
 
@@ -247,6 +295,9 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
                 raise Reject(Verdict.FORBIDDEN, f"malformed `{head.text}` {where}")
             _check_namespace(stack, names[0] if head.text == "namespace" else None, where)
             stack.append((head.text, names[0] if names else ()))
+        elif head.text == "universe":   # names universe variables for the model's section: no code, no constant
+            if decorated or not cmd.body or any(t.kind != "ident" or t.text == "in" for t in cmd.body):
+                raise Reject(Verdict.FORBIDDEN, f"malformed `universe` {where}")
         elif head.text == "end":
             closes = tuple(p for t in cmd.body for p in name_parts(t.text))
             if decorated or not stack or stack[-1][1] != closes or len(cmd.body) > 1:
@@ -268,7 +319,8 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
                 raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
         else:
             raise Reject(Verdict.FORBIDDEN, f"`{head.text}` is not allowed {where}: only helper theorem/lemma/def/"
-                                            "abbrev, namespace/section … end, open, set_option may precede the theorem")
+                                            "abbrev, namespace/section … end, universe, open, set_option may precede "
+                                            "the theorem")
     if target is None:
         raise Reject(Verdict.STATEMENT_MISMATCH, f"no `theorem {statement.name}` in the answer")
     if stack:   # else the assembler's `end` would close it, and the check would run in the model's scope
@@ -306,11 +358,13 @@ def screen(formal_statement: str, model_output: str, *, finish_reason: str | Non
     try:
         _scan_names(kept, text)
         _check_raw_openers(kept, text)
-        cmd, proof_from = _walk(split_commands(kept, text), statement, text)
+        _check_meta_code(kept, text, trusted_opens(_code(header or "") + _code(statement.preamble)))
+        commands, dropped = _drop_header_copies(split_commands(kept, text), header)
+        cmd, proof_from = _walk(commands, statement, text)
     except Reject as r:
         return ScreenResult(False, r.reason, r.verdict, statement)
     proof = text[proof_from:]
     if not any(t.start >= proof_from and t.text != "by" for t in cmd.body + [p for i in cmd.inner for p in i.tokens]):
         return ScreenResult(False, "the proof after `:=` is empty", Verdict.NO_ANSWER, statement)
-    helpers = text[kept[0].start:(cmd.modifiers or [cmd.head])[0].start]
+    helpers = _without(text, kept[0].start, (cmd.modifiers or [cmd.head])[0].start, dropped)
     return ScreenResult(True, "", None, statement, helpers, proof)

@@ -65,16 +65,24 @@ SOURCES = (
            "data/corrected_proofs"),
     Source("deepseek-v1.5-few-shot", "DeepSeek-Prover-V1.5 few-shot examples", "deepseek-ai/DeepSeek-Prover-V1.5",
            "2c4ba9119eef74d0d611f494261b2c5bae98c69a", "datasets/minif2f_valid_few_shot.jsonl"),
+    # issue 48: sources not used before (a folder of `.lean` files, one proof file each)
+    Source("bfs-prover-v2-minif2f", "BFS-Prover-V2 (prover and planner outputs)", "nyc030325/BFS-Prover-V2",
+           "4ef51ead9124f32ad141e8bc1ff025143ab781ed", "MiniF2F"),
+    Source("mathlib-archive-imo", "human-written IMO solutions (Mathlib Archive)", "xinhjBrant/mathlib4",
+           "2f65ba7f1a9144b20c8e7358513548e317d26de1", "Archive/Imo"),
 )
 
 
 def _proofs(src: Source, raw: Path, test: list[dict]) -> list[tuple[str, str]]:
-    """(member id, the proof file's text) of one source; [] when its file is not under `raw`. A folder holds
-    `<i>/<model>/<attempt>.txt` tactic blocks (at column 0) proving miniF2F test problem i (`test`, in dataset order):
-    the checked file was that row's statement, a line break and the block (the source's eval notebook)."""
+    """(member id, the proof file's text) of one source; [] when its file is not under `raw`. A folder holds `.lean`
+    proof files, or `<i>/<model>/<attempt>.txt` tactic blocks (at column 0) proving miniF2F test problem i (`test`,
+    in dataset order): the checked file was that row's statement, a line break and the block (the source's eval
+    notebook)."""
     file = raw / src.repo.replace("/", "+") / src.path
     if not file.exists():
         return []
+    if file.is_dir() and not any(file.glob("*/*/*.txt")):   # one proof file per `.lean` file
+        return sorted((str(p.relative_to(file)), p.read_text("utf-8")) for p in file.rglob("*.lean"))
     if file.is_dir():
         return sorted((str(p.relative_to(file)), test[int(p.parts[-3])]["formal_statement"] + "\n" +
                        p.read_text("utf-8")) for p in file.glob("*/*/*.txt"))
@@ -179,7 +187,14 @@ WHY_REFUSED = {   # refusal class (a regex on the reason) -> why such a proof ca
     r"`(exact|apply|rw)\?`": "searches the environment, which holds the reference axiom of the statement check",
     r"found `#print`": "a command after the theorem; the red-team corpus (round 1, io) refuses a `#print axioms` "
                        "there (dropping it would be safe: a policy change to decide)",
-    r"`pp\.": "the red-team corpora (rounds 1 and 3) refuse pp.* options",
+    r"`#align_import`": "a `#` command (Mathport's alignment note, Mathlib Archive): the allowlist refuses every `#` "
+                        "command, since `#eval`/`#print`/`#exit` run code, print or end the file",
+    r"syntax quotation": "metaprogramming (BFS-Prover-V2's planner defines its own tactic with `elab`/`macro`): code "
+                         "that would run in the checker",
+    r"`structure` is not allowed": "declares a type (and its projections, possibly instances): refused on purpose",
+    r"shadows": "a helper named like an identifier of the statement could change what the statement means",
+    r"unterminated comment": "a bench artifact: the file's doc comment holds a ``` fence, which ends the reply's "
+                             "code block (a model's reply would be cut there too)",
 }
 
 

@@ -53,7 +53,8 @@ SCREEN = [  # (family, statement, code, verdict)
     ("context", ST, f"open Real renaming sqrt → x\n{OK}", F),
     ("context", ST, f"open Real hiding sqrt\n{OK}", F),
     ("context", ST, f"export Real (sqrt)\n{OK}", F),
-    ("context", ST, f"universe u\n{OK}", F),
+    # (`universe u` was refused here; issue 48 allows it: it names universe variables for the model's section, runs no
+    # code and declares no constant: tests/lean_env/test_honest_proofs.py)
     ("context", ST, f"class Cheat : Prop where\n  f : False\n{OK}", F),
     # the audit looks at the wrong constant
     ("constant", ST, f"namespace Foo\ntheorem t1 : True := trivial\nend Foo\nopen Foo\n{OK}", F),
@@ -83,7 +84,7 @@ SCREEN = [  # (family, statement, code, verdict)
     ("option", ST, f"set_option «debug.skipKernelTC» true in\n{OK}", F),
     ("option", ST, f"set_option debug.skipKernelTC true\n{OK}", F),
     ("option", ST, f"{SIG} := by\n  set_option debug.skipKernelTC true in\n  norm_num [h]", F),
-    ("option", ST, f"set_option pp.all true\n{OK}", F),
+    ("option", ST, f"set_option pp.all 1\n{OK}", F),   # pp.* takes true/false only (issue 48 allows those)
     ("option", ST, f"set_option trace.Meta.synthInstance true in\n{OK}", F),
     ("option", ST, f"set_option allowUnsafeReducibility true\n{OK}", F),
     ("option", ST, f"set_option maxHeartbeats foo in\n{OK}", F),

@@ -132,7 +132,7 @@ SCREEN = [  # (code, verdict): Lean would run each (the attack is that it runs);
     (f"set_option debug.byAsSorry true in\n{OK}", F),
     (f"set_option warningAsError false in\n{OK}", F),
     (f"set_option trace.profiler true in\n{OK}", F),
-    (f"set_option pp.proofs true in\n{OK}", F),
+    (f"set_option pp.proofs 1 in\n{OK}", F),   # a pp.* option takes true/false only (a boolean one: E2E, issue 48)
     (f"{SIG} := by\n  set_option linter.all 0 in\n  norm_num [h]", F),
     # scopes: the assembler's `end` must close the assembler's `section`
     (f"end\n{OK}", F),
@@ -183,6 +183,9 @@ E2E = [  # (code, rules for the double, verdict): accepted by the screen; the ch
     # a helper under a reference-like name is just a helper: the check names a fresh nonce
     (f"theorem sdpo_ref_0123456789abcdef (y : ℝ) (hy : y = 2) : y + 1 = 3 := by\n  subst hy\n  norm_num\n"
      f"{SIG} := sdpo_ref_0123456789abcdef x h", None, V),
+    # a boolean pp.* option (issue 48) changes how the model's messages print; it ends with the model's section
+    (f"set_option pp.proofs true in\n{OK}", None, V),
+    (f"set_option pp.all true\n{OK}", None, V),
     # a proof that ends in a line comment without a newline: the assembler's `end` stays on its own line
     (f"{OK} -- done", None, V),
 ]
