@@ -132,10 +132,18 @@ class StepBatch:
                    scores, feedbacks)
 
     def shape(self) -> dict:
+        """Token counts, the solved fraction, and the fewest tokens of a solved sample's text after the reprompt's
+        think-strip (the sibling solution its group's teacher prompts show; None without a solved sample)."""
+        from sdpo_ext.teacher.reprompt import remove_thinking
+
         prompt = sum(map(len, self.prompt_ids))
         response = sum(map(len, self.response_ids))
+        solved = [r for r, s in zip(self.response_ids, self.scores) if s >= 1.0]
+        texts = self.tokenizer.batch_decode(solved, skip_special_tokens=True)
+        solutions = [len(self.tokenizer.encode(remove_thinking(t), add_special_tokens=False)) for t in texts]
         return {"samples": len(self.response_ids), "prompt_tokens": prompt, "response_tokens": response,
-                "solved_fraction": sum(s >= 1.0 for s in self.scores) / len(self.scores)}
+                "solved_fraction": sum(s >= 1.0 for s in self.scores) / len(self.scores),
+                "sibling_solution_tokens": min(solutions, default=None)}
 
     def _grpo_advantages(self) -> torch.Tensor:
         from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
