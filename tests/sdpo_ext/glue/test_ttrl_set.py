@@ -175,7 +175,7 @@ def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retir
     assert ("val-core/score" in logged[1]["data"]) == (test_freq > 0) and "val-core/score" not in logged[0]["data"]
     # the start-up marks of the phases this driver-only loop passes, once each and in order (startup_table reads them)
     marks = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith(timeline.MARK)]
-    assert marks == ["trainer_init", "train_begin", "first_step_done"]
+    assert marks == ["trainer_init", "train_begin", "first_rollout_done", "first_step_done"]
 
 
 def test_infra_spends_no_budget_and_the_problem_is_drawn_again(make, monkeypatch):
