@@ -7,8 +7,9 @@ Per step, after the rewards (with Lean feedback) are in TransferQueue and before
    it: a problem retires after its first valid proof or when its budget is spent, and the run ends after the step
    in which the last open problem retired;
 3. SDPO only: the teacher prompt of every sample is built on the driver (sdpo_ext.teacher_fields, over
-   sdpo_ext.teacher.reprompt) and stored as `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]) (with
-   `sdpo.teacher.share_prompt_prefix`, also each sample's prefix shared with its group,
+   sdpo_ext.teacher.reprompt) in a thread beside the old-log-prob pass (sdpo_ext.teacher_prep), and stored as
+   `teacher_prompt_ids` (nested) and `sdpo_mask` ([B]) (with `sdpo.teacher.share_prompt_prefix`, also each sample's
+   prefix shared with its group,
    sdpo_ext.teacher.shared_prefix); the worker's loss hook scores the same response tokens under that prompt with the
    teacher weights inside each training micro-batch.
 After the actor update the EMA teacher is advanced (ema mode). Validation adds unbiased pass@k and mean@n over the
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from concurrent.futures import Future
 
 import ray
 import transfer_queue as tq
@@ -41,6 +43,7 @@ from sdpo_ext.loss.packed_rows import jagged
 from sdpo_ext.startup.checks import check_config_keys, sdpo_setting_errors
 from sdpo_ext.startup.timeline import mark
 from sdpo_ext.teacher_fields import teacher_fields
+from sdpo_ext.teacher_prep import in_background
 from sdpo_ext.ttrl.hooks import TTRLHooks
 from sdpo_ext.val_metrics import validation_pass_at_k
 
@@ -148,13 +151,23 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
     # ------------------------------------------------------------------ step hooks
     def _compute_old_log_prob(self, batch, metrics: dict):
         mark("first_rollout_done")
-        if self.run_config is not None:
-            # its own phase in verl's timing (timing_s/sdpo_prepare), nested inside timing_s/old_log_prob
-            with marked_timer("sdpo_prepare", self.timing_raw):
-                self._prepare_samples(batch, metrics)
-        return super()._compute_old_log_prob(batch, metrics)
+        if self.run_config is None:
+            return super()._compute_old_log_prob(batch, metrics)
+        # its own phase in verl's timing (timing_s/sdpo_prepare), nested inside timing_s/old_log_prob
+        with marked_timer("sdpo_prepare", self.timing_raw):
+            teacher = self._prepare_samples(batch, metrics)
+        batch = super()._compute_old_log_prob(batch, metrics)
+        if teacher is not None:  # built beside the old-log-prob pass (sdpo_ext.teacher_prep)
+            with marked_timer("sdpo_prepare_wait", self.timing_raw):
+                fields, teacher_metrics = teacher.result()
+            metrics.update(teacher_metrics)
+            tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
+                            fields=TensorDict(fields, batch_size=len(batch)))
+        return batch
 
-    def _prepare_samples(self, batch, metrics: dict) -> None:
+    def _prepare_samples(self, batch, metrics: dict) -> Future | None:
+        """Masks the infra samples and logs the attempts; for SDPO returns the teacher fields being built in the
+        background (a Future of (fields, metrics)), which the caller writes to TransferQueue."""
         fields = ["uid", "responses", "response_mask", "loss_mask", "rm_scores", "extra_fields", "extra_info"]
         if self.sdpo_enabled:
             fields += ["raw_prompt", "prompts"]
@@ -178,12 +191,18 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
         texts = self.tokenizer.batch_decode([r.tolist() for r in responses], skip_special_tokens=True)
         self._log_attempts(batch, data, reward_info, infra, padding, scores, responses, texts, metrics)
 
-        if self.sdpo_enabled:
-            update.update(self._teacher_fields(data, reward_info, infra, scores, texts, metrics))
         if update:
             tq.kv_batch_put(
                 keys=batch.keys, partition_id=batch.partition_id, fields=TensorDict(update, batch_size=len(batch))
             )
+        if not self.sdpo_enabled:
+            return None
+
+        def build() -> tuple[dict, dict]:
+            teacher_metrics: dict = {}
+            return self._teacher_fields(data, reward_info, infra, scores, texts, teacher_metrics), teacher_metrics
+
+        return in_background(build)
 
     def _log_attempts(self, batch, data, reward_info, infra, padding, scores, responses, texts, metrics) -> None:
         extra_info = _as_list(data["extra_info"])

@@ -11,6 +11,8 @@
 # recipe plus overrides below. Per run: verl's per-step metrics as JSON lines ($LEARN_DIR/<run>.jsonl, read by
 # bench/learning/learning_summary.py), the console log, and the attempt log. `collect` packs them into $OUT/learning.tar.gz
 # and writes the summary (learning.json + PNG) into $OUT.
+# ATTENTION=fa4_varlen (with GPU_FA4=1 before activate.sh): the path users run, padding removed and the sequences of a
+# micro-batch packed under that attention (sdpo_ext.attention), instead of the demo recipe's padded sdpa.
 set -uo pipefail
 MODE=${1:?usage: run_learning.sh launch|collect|all}
 OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
@@ -34,6 +36,10 @@ recipe_of() {  # algo -> "+recipe=... [overrides]"
   esac
 }
 
+PACKED=()
+[ -n "${ATTENTION:-}" ] && PACKED=(actor_rollout_ref.model.use_remove_padding=true
+                                   "actor_rollout_ref.model.override_config.attn_implementation=$ATTENTION")
+
 SIDE_BY_SIDE_TOKENS=2048  # 2k-token micro-batches
 . "$(dirname "$0")/../common/side_by_side.sh"   # SIDE_BY_SIDE overrides, ISOLATE / ISOLATE_OK, private_tmp
 isolate_dir() {  # run name -> its private /tmp, with links to the shared folders the run reads
@@ -49,7 +55,7 @@ start_run() {  # "<algo>:<seed>" -> a detached run; its pid is recorded in $LEAR
   # shellcheck disable=SC2046
   VERL_FILE_LOGGER_PATH=$LEARN_DIR/$name.jsonl setsid nohup timeout "$RUN_TIMEOUT" "${prefix[@]}" \
     python3 -m verl.trainer.main_ppo $(recipe_of "$algo") trainer.total_training_steps=$STEPS \
-    data.seed=$seed actor_rollout_ref.rollout.seed=$seed trainer.experiment_name=$name "${SIDE_BY_SIDE[@]}" \
+    data.seed=$seed actor_rollout_ref.rollout.seed=$seed trainer.experiment_name=$name "${SIDE_BY_SIDE[@]}" "${PACKED[@]}" \
     > "$LEARN_DIR/$name.log" 2>&1 < /dev/null &
   echo $! > "$LEARN_DIR/$name.pid"
   echo "$name pid=$! started $(date +%T)" | tee -a "$LEARN_DIR/runs.txt"

@@ -10,8 +10,9 @@
 #                                                 (the token ids and generation times of that job; saves ~200 s)
 #   T0=<call start, epoch s> bash bench/step_time/run_step_phases.sh start   generate (reuse with ROLLOUTS_FROM), launch, and
 #                                                 wait until T0 + CALL_S (570): the first call does it all
-#   bash bench/step_time/run_step_phases.sh synthetic   inputs + a rollout file built without vLLM
-#                                                 (bench/step_time/synthetic_rollouts.py: random replies, recorded gen_s)
+#   SOLUTION=whole|prover bash bench/step_time/run_step_phases.sh synthetic   inputs + a rollout file built without vLLM
+#                                                 (bench/step_time/synthetic_rollouts.py: random replies, recorded gen_s;
+#                                                 the sibling solution: the whole reply, or a thinking prover's proof)
 #   T0=<call start> bash bench/step_time/run_step_phases.sh call   the job of one device call, in the foreground: a copy of
 #                                                 bench/ under $WORK/$JOB (call_$T0; nothing runs from the call's folder),
 #                                                 synthetic rollouts, then each ALGOS entry in turn, started only while
@@ -74,6 +75,7 @@ case ${1:-} in
     python3 bench/step_time/make_step_time_inputs.py --model-dir "$MODEL" --data-dir "$DATA" | tail -1
     # shellcheck disable=SC2086
     python3 bench/step_time/synthetic_rollouts.py --model-dir "$MODEL" --data-dir "$DATA" --lengths $LENGTHS \
+      --solution "${SOLUTION:?must be whole or prover: the sibling solution the teacher prompts show}" \
       --out "$WORK/rollouts.pt" || exit 1
     [ "$OUT" -ef "$WORK" ] || cp "$WORK/rollouts.json" "$OUT/" ;;
   call)
@@ -81,6 +83,8 @@ case ${1:-} in
     export WORK=$WORK/${JOB:-call_$T0} OUT; rm -rf "$WORK/src"; mkdir -p "$WORK/src" && cp -r bench "$WORK/src/" \
       && cd "$WORK/src" || exit 1
     pack() { tar -czf "$OUT/step_phases.tar.gz" -C "$WORK" --exclude rollouts.pt --exclude src .; }
+    # rollouts of another solution case (a JOB name reused on a warm machine) are built again
+    grep -qs "\"case\": \"${SOLUTION:-}\"" "$WORK/rollouts.json" || rm -f "$WORK/rollouts.pt"
     [ -f "$WORK/rollouts.pt" ] || bash bench/step_time/run_step_phases.sh synthetic || { pack; exit 1; }
     for entry in $ALGOS; do
       algo=${entry%%:*}; attention=${ATTENTION:-}; name=phases_$algo

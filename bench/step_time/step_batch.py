@@ -4,9 +4,13 @@
 The batch has the layout verl's agent loop writes to TransferQueue (one jagged row per sample: prompts, responses,
 input_ids, attention_mask, position_ids, response_mask, loss_mask). The step runs the trainer's phases in its order
 and with its metadata; where the trainer's own code does not need TransferQueue it is called as is:
-`SDPOTrainer._teacher_fields` (teacher prompts and routing weights) and `SDPOTrainer._update_actor` (verl's
+`SDPOTrainer._teacher_fields` (teacher prompts and routing weights, built in a thread beside the old-log-prob pass as
+the trainer builds them: sdpo_ext.teacher_prep) and `SDPOTrainer._update_actor` (verl's
 `_update_actor` for GRPO; ours, with the EMA update, for the SDPO family), on a trainer object whose worker group is
-the in-process worker (`InProcessWorkerGroup`).
+the in-process worker (`InProcessWorkerGroup`). The worker runs in this process, so the teacher-prompt thread shares the
+GIL with its kernel launches (in a run the worker is another process): the overlap measured here is no better than a
+run's. `sdpo_prepare_background` is the build's own seconds, `sdpo_prepare_wait` what the step waited for it after the
+pass (inside `old_log_prob`).
 """
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 from tensordict import TensorDict
+
+from sdpo_ext.teacher_prep import in_background
 
 
 def _jagged(rows: list[list[int]] | list[torch.Tensor], dtype=torch.int64) -> torch.Tensor:
@@ -50,6 +56,12 @@ class InProcessWorkerGroup:
 
     def sdpo_update_ema_teacher(self) -> None:
         self.worker.sdpo_update_ema_teacher()
+
+
+def _timed(function, *args) -> tuple[Any, float]:
+    """(function(*args), its seconds)."""
+    start = time.perf_counter()
+    return function(*args), time.perf_counter() - start
 
 
 def _driver(cfg, worker, tokenizer):
@@ -132,10 +144,18 @@ class StepBatch:
                    scores, feedbacks)
 
     def shape(self) -> dict:
+        """Token counts, the solved fraction, and the fewest tokens of a solved sample's text after the reprompt's
+        think-strip (the sibling solution its group's teacher prompts show; None without a solved sample)."""
+        from sdpo_ext.teacher.reprompt import remove_thinking
+
         prompt = sum(map(len, self.prompt_ids))
         response = sum(map(len, self.response_ids))
+        solved = [r for r, s in zip(self.response_ids, self.scores) if s >= 1.0]
+        texts = self.tokenizer.batch_decode(solved, skip_special_tokens=True)
+        solutions = [len(self.tokenizer.encode(remove_thinking(t), add_special_tokens=False)) for t in texts]
         return {"samples": len(self.response_ids), "prompt_tokens": prompt, "response_tokens": response,
-                "solved_fraction": sum(s >= 1.0 for s in self.scores) / len(self.scores)}
+                "solved_fraction": sum(s >= 1.0 for s in self.scores) / len(self.scores),
+                "sibling_solution_tokens": min(solutions, default=None)}
 
     def _grpo_advantages(self) -> torch.Tensor:
         from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
@@ -169,12 +189,13 @@ class StepBatch:
 
         t0 = synced()  # the driver's sample preparation (SDPOTrainer._prepare_samples): decode, teacher prompts
         texts = self.tokenizer.batch_decode(self.response_ids, skip_special_tokens=True)
-        update = {}
         metrics: dict[str, float] = {}
-        if sdpo_enabled:
+        teacher = None
+        if sdpo_enabled:  # built beside the old-log-prob pass, as the trainer does (sdpo_ext.teacher_prep)
             data = {"raw_prompt": self.messages, "uid": self.uids, "prompts": self.fields["prompts"]}
             reward_info = [{"feedback": f} for f in self.feedbacks]
-            update = trainer._teacher_fields(data, reward_info, [False] * len(texts), self.scores, texts, metrics)
+            teacher = in_background(lambda: _timed(trainer._teacher_fields, data, reward_info, [False] * len(texts),
+                                                   self.scores, texts, metrics))
         t1 = synced()
         phases["sdpo_prepare"] = t1 - t0
 
@@ -182,6 +203,11 @@ class StepBatch:
         tu.assign_non_tensor(td, calculate_entropy=True, compute_loss=False, temperature=temperature)
         output = worker.compute_log_prob(td)
         old_log_probs = response_from_nested(output["log_probs"], self.fields["response_mask"])
+        update = {}
+        if teacher is not None:
+            waited = synced()
+            update, phases["sdpo_prepare_background"] = teacher.result()
+            phases["sdpo_prepare_wait"] = time.perf_counter() - waited
         t2 = synced()
         phases["old_log_prob"] = t2 - t1
 

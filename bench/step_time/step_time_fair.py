@@ -166,15 +166,18 @@ def _bars(summary: dict, length: str) -> int:
     return sum(algo in row for row in summary[length]["jobs"].values() for algo in CONFIGS)
 
 
-def jobs_arguments(description: str, out: str) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
-    """The summarisers' command line: --phases/--call once per job, --out (default `out`); checked. `args.names`:
-    each job's name, its folder's without the `step_phases_` prefix."""
+def jobs_arguments(description: str, out: str,
+                   previous: str | None = None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The summarisers' command line: --phases/--call once per job, --out (default `out`), and with `previous` (its
+    help) --previous; checked. `args.names`: each job's name, its folder's without the `step_phases_` prefix."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--phases", type=Path, action="append", required=True,
                         help="run_step_phases.sh's $OUT (unpacked); once per job, oldest first")
     parser.add_argument("--call", action="append", required=True,
                         help="what ran, when, where (stored in the JSON); once per --phases, in the same order")
     parser.add_argument("--out", type=Path, default=Path(out))
+    if previous is not None:
+        parser.add_argument("--previous", type=Path, help=previous)
     args = parser.parse_args()
     if len(args.call) != len(args.phases):
         parser.error(f"{len(args.phases)} --phases but {len(args.call)} --call: give one call per job")

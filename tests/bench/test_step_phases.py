@@ -141,6 +141,10 @@ def test_a_step_sends_the_trainers_requests_in_its_order(algo, model_dir, smollm
         assert metrics["sdpo_lean/distilled_sample_fraction"] == (7 / 8 if algo == "sdpo" else 3 / 8)
         assert update_td["sdpo_mask"].sum().item() == (7 if algo == "sdpo" else 3)
     assert set(phases) >= {"sdpo_prepare", "old_log_prob", "adv", "update_actor"}
+    # the teacher prompts were built beside the old-log-prob pass, whose phase holds the wait for them
+    assert (set(phases) >= {"sdpo_prepare_background", "sdpo_prepare_wait"}) == sdpo_family
+    solved = smollm2_tokenizer.decode(batch.response_ids[0], skip_special_tokens=True)
+    assert batch.shape()["sibling_solution_tokens"] == len(smollm2_tokenizer.encode(solved, add_special_tokens=False))
 
 
 def test_a_rollout_that_passes_the_screen_is_refused(model_dir, smollm2_tokenizer):

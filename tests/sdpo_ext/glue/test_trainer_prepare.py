@@ -1,21 +1,27 @@
 """SDPOTrainer's per-step preparation on a realistic batch, with TransferQueue replaced by a dict.
 
 Checks: infra samples get response_mask = loss_mask = 0; every judged sample is in the attempt log; teacher
-prompts are built for failed samples (feedback) and masked where there is no signal; TTRL stops after a
-valid proof (set-TTRL through the same hooks: tests/sdpo_ext/glue/test_ttrl_set.py).
+prompts are built for failed samples (feedback) and masked where there is no signal, beside the old-log-prob pass and
+to the same fields as in line; TTRL stops after a valid proof (set-TTRL through the same hooks:
+tests/sdpo_ext/glue/test_ttrl_set.py).
 """
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import Future
 from types import SimpleNamespace
 
 import pytest
 import torch
+from tensordict import TensorDict
+from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 from verl.utils import tensordict_utils as tu
 
 import sdpo_ext.trainer as trainer_mod
 from sdpo_attempts.log import AttemptLog
 from sdpo_ext.config import SDPOConfig
+from sdpo_ext.teacher_prep import in_background
 from sdpo_ext.trainer import SDPOTrainer
 from sdpo_ext.ttrl.problem_set import TTRLSet
 
@@ -38,6 +44,27 @@ class FakeTQ:
 
     def kv_batch_put(self, keys, partition_id, fields):
         self.puts.append(fields)
+
+
+def merged(puts: list[TensorDict]) -> TensorDict:
+    """The fields of every TransferQueue put of a step, later puts over earlier ones."""
+    fields = {}
+    for put in puts:
+        fields.update({key: put[key] for key in put.keys()})
+    return TensorDict(fields, batch_size=puts[0].batch_size)
+
+
+def old_log_prob_step(trainer, batch, metrics: dict, monkeypatch, verl_pass=None):
+    """SDPOTrainer._compute_old_log_prob with verl's own pass (the workers' log-probs) replaced by `verl_pass(batch)`
+    (default: nothing); returns what it returns."""
+    def fake_pass(self, batch, metrics):
+        if verl_pass is not None:
+            verl_pass(batch)
+        return batch
+
+    monkeypatch.setattr(PPOTrainerSync, "_compute_old_log_prob", fake_pass, raising=False)
+    trainer.timing_raw = {}
+    return trainer._compute_old_log_prob(batch, metrics)
 
 
 def build(tokenizer, verdicts, infra, with_verdicts=True):
@@ -81,6 +108,7 @@ def make_trainer(tokenizer, tmp_path):
     trainer.attempt_log = AttemptLog(str(tmp_path / "attempts.jsonl"), method="sdpo", run_id="r", seed=0)
     trainer.ttrl_set = TTRLSet(["t"], budget=64)  # TTRL on the one theorem "t" (a set of one)
     trainer.global_steps, trainer.total_training_steps = 3, 100
+    trainer.run_config = SimpleNamespace()  # an sdpo-lean run: the step hooks run
     return trainer
 
 
@@ -91,9 +119,8 @@ def prepare(tokenizer, tmp_path, monkeypatch, verdicts):
     monkeypatch.setattr(trainer_mod, "tq", fake)
     trainer = make_trainer(tokenizer, tmp_path)
     metrics = {}
-    trainer._prepare_samples(batch, metrics)
-    (update,) = fake.puts
-    return update, trainer, metrics, prompt_ids
+    old_log_prob_step(trainer, batch, metrics, monkeypatch)
+    return merged(fake.puts), trainer, metrics, prompt_ids
 
 
 def test_prepare_masks_infra_logs_attempts_builds_teacher_and_stops(tmp_path, monkeypatch, smollm2_tokenizer):
@@ -132,7 +159,7 @@ def test_rewards_without_verdicts_count_full_scores_as_solved(tmp_path, monkeypa
     trainer = make_trainer(smollm2_tokenizer, tmp_path)
     trainer.sdpo_enabled = False
     metrics = {}
-    trainer._prepare_samples(batch, metrics)
+    old_log_prob_step(trainer, batch, metrics, monkeypatch)
     assert metrics["sdpo_lean/solved_fraction"] == pytest.approx(0.25)
     assert trainer.total_training_steps == 3  # TTRL stops on the full score too
     log = [json.loads(line) for line in (tmp_path / "attempts.jsonl").read_text().splitlines()]
@@ -176,9 +203,83 @@ def test_variant_weights_reach_the_worker(tmp_path, monkeypatch, smollm2_tokeniz
     trainer = make_trainer(smollm2_tokenizer, tmp_path)
     trainer.sdpo_config = SDPOConfig(variant=variant)
     metrics = {}
-    trainer._prepare_samples(batch, metrics)
-    (update,) = fake.puts
+    old_log_prob_step(trainer, batch, metrics, monkeypatch)
+    update = merged(fake.puts)
     assert update["sdpo_distill_weight"].tolist() == pytest.approx(distill)
     assert update["sdpo_pg_weight"].tolist() == pg
     assert update["sdpo_mask"].tolist() == mask  # no teacher forward where the distillation weight is 0
     assert metrics["sdpo_lean/distilled_sample_fraction"] == pytest.approx(sum(mask) / 4)
+
+
+# ---------------------------------------------------------------- teacher prompts beside the old-log-prob pass
+VERDICTS = ["lean_error", "infra", "valid", "lean_error"]
+
+
+def test_teacher_prompts_are_built_while_the_old_log_prob_pass_runs(tmp_path, monkeypatch, smollm2_tokenizer):
+    """The build waits until verl's pass has started: built in line before the pass (before issue 49), it times out."""
+    data, batch, _ = build(smollm2_tokenizer, VERDICTS, [v == "infra" for v in VERDICTS])
+    fake = FakeTQ(data)
+    monkeypatch.setattr(trainer_mod, "tq", fake)
+    trainer = make_trainer(smollm2_tokenizer, tmp_path)
+    pass_started = threading.Event()
+    in_line = SDPOTrainer._teacher_fields
+
+    def teacher_fields_after_the_pass_started(self, *args):
+        assert pass_started.wait(timeout=20), "the teacher prompts were built before the old-log-prob pass"
+        return in_line(self, *args)
+
+    monkeypatch.setattr(SDPOTrainer, "_teacher_fields", teacher_fields_after_the_pass_started)
+    seen_by_the_pass = []
+
+    def verl_pass(batch):
+        seen_by_the_pass.append(sorted(key for put in fake.puts for key in put.keys()))
+        pass_started.set()
+
+    metrics = {}
+    old_log_prob_step(trainer, batch, metrics, monkeypatch, verl_pass)
+    assert seen_by_the_pass == [["loss_mask", "response_mask"]]  # the infra masks are in before the pass
+    assert "teacher_prompt_ids" in merged(fake.puts).keys()  # the teacher fields after it, before the update
+    assert "self_distillation/reprompt_sample_fraction" in metrics and "sdpo_prepare_wait" in trainer.timing_raw
+
+
+def test_the_overlapped_build_gives_the_fields_and_metrics_of_the_build_in_line(tmp_path, monkeypatch,
+                                                                                smollm2_tokenizer):
+    def run(inline: bool):
+        if inline:  # the build as before issue 49: called at once, in this thread
+            monkeypatch.setattr(trainer_mod, "in_background", lambda build: completed(build()))
+        else:
+            monkeypatch.setattr(trainer_mod, "in_background", in_background)
+        data, batch, _ = build(smollm2_tokenizer, VERDICTS, [v == "infra" for v in VERDICTS])
+        fake = FakeTQ(data)
+        monkeypatch.setattr(trainer_mod, "tq", fake)
+        metrics = {}
+        old_log_prob_step(make_trainer(smollm2_tokenizer, tmp_path / str(inline)), batch, metrics, monkeypatch)
+        return merged(fake.puts), metrics
+
+    def completed(value):
+        future = Future()
+        future.set_result(value)
+        return future
+
+    (overlapped, metrics), (in_line, metrics_in_line) = run(inline=False), run(inline=True)
+    assert sorted(overlapped.keys()) == sorted(in_line.keys()) and metrics == metrics_in_line
+    for key in in_line.keys():
+        a, b = overlapped[key], in_line[key]
+        if a.is_nested:
+            a, b = a.unbind(), b.unbind()
+            assert len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b)), key
+        else:
+            assert torch.equal(a, b), key
+
+
+def test_an_error_in_the_background_build_stops_the_step(tmp_path, monkeypatch, smollm2_tokenizer):
+    data, batch, _ = build(smollm2_tokenizer, VERDICTS, [v == "infra" for v in VERDICTS])
+    monkeypatch.setattr(trainer_mod, "tq", FakeTQ(data))
+    trainer = make_trainer(smollm2_tokenizer, tmp_path)
+
+    def broken(self, *args):
+        raise RuntimeError("chat template failed")
+
+    monkeypatch.setattr(SDPOTrainer, "_teacher_fields", broken)
+    with pytest.raises(RuntimeError, match="chat template failed"):
+        old_log_prob_step(trainer, batch, {}, monkeypatch)

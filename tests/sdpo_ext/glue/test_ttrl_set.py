@@ -23,7 +23,7 @@ from sdpo_eval.discovery import compose_recipe
 from sdpo_ext.startup import timeline
 from sdpo_ext.trainer import SDPOTrainer
 from sdpo_ext.ttrl.hooks import TTRL_SET_FILE
-from tests.sdpo_ext.glue.test_trainer_prepare import FakeBatch, FakeTQ, nested
+from tests.sdpo_ext.glue.test_trainer_prepare import FakeBatch, FakeTQ, merged, nested, old_log_prob_step
 
 # two theorems of the toy set's valid split and two of its test split (TTRL looks names up in both)
 FOUR = ["toy_add_7_5", "toy_mul_6_7", "toy_div_36_4", "toy_lt_9_11"]
@@ -97,7 +97,7 @@ def hooks(trainer, monkeypatch, verdict_of):
     fake = FakeTQ(data)
     monkeypatch.setattr(trainer_mod, "tq", fake)
     metrics = {}
-    trainer._prepare_samples(meta, metrics)
+    old_log_prob_step(trainer, meta, metrics, monkeypatch)
     return [extra["name"] for extra in batch["extra_info"]], metrics, fake
 
 
@@ -175,7 +175,7 @@ def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retir
     assert ("val-core/score" in logged[1]["data"]) == (test_freq > 0) and "val-core/score" not in logged[0]["data"]
     # the start-up marks of the phases this driver-only loop passes, once each and in order (startup_table reads them)
     marks = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith(timeline.MARK)]
-    assert marks == ["trainer_init", "train_begin", "first_step_done"]
+    assert marks == ["trainer_init", "train_begin", "first_rollout_done", "first_step_done"]
 
 
 def test_infra_spends_no_budget_and_the_problem_is_drawn_again(make, monkeypatch):
@@ -183,7 +183,7 @@ def test_infra_spends_no_budget_and_the_problem_is_drawn_again(make, monkeypatch
                    extra=("data.train_batch_size=1",))
     names, metrics, fake = step(trainer, monkeypatch, lambda name, j: "infra")
     (first,) = names
-    (update,) = fake.puts
+    update = merged(fake.puts)
     assert all(row.sum() == 0 for row in update["response_mask"].unbind())  # never trained on
     assert trainer.ttrl_set.problems[first].attempts == 0 and metrics["sdpo_lean/ttrl_infra_samples"] == N
     assert metrics["sdpo_lean/ttrl_open_problems"] == 2
@@ -241,7 +241,7 @@ def test_every_method_trains_on_a_mixed_batch_with_per_problem_groups(make, monk
     if algorithm == "grpo":
         assert fake.puts == []  # no INFRA to mask, no teacher fields
         return
-    (update,) = fake.puts
+    (update,) = fake.puts  # no INFRA to mask: the teacher fields only
     assert update["sdpo_mask"].shape == (len(names) * N,)
     teacher = [trainer.tokenizer.decode(row.tolist()) for row in update["teacher_prompt_ids"].unbind()]
     for k, name in enumerate(name for name in names for _ in range(N)):

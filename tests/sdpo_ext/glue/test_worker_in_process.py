@@ -235,24 +235,27 @@ def test_the_synthetic_rollout_job_drives_the_real_worker_packed_into_the_packed
     merge of several calls: tests/bench/test_step_time_packed.py)."""
     from step_phases import PACKED_TOKENS, measure
     from step_time_packed import packed_summary
-    from synthetic_rollouts import synthetic_rollouts
+    from synthetic_rollouts import synthetic_rollouts, word_ids
 
     profile = {"samples": 8, "lengths": {"24": {"gen_s": 2.0, "response_tokens": 8 * 24 - 10}}}
     messages = [[{"role": "user", "content": f"Prove bench_{i}."}] for i in range(2)]
     prompt_ids = [smollm2_tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=True,
                                                         return_dict=False) for m in messages]
-    rollouts = synthetic_rollouts(prompt_ids, messages, ground_truths(2), profile, [24], len(smollm2_tokenizer),
-                                  set(smollm2_tokenizer.all_special_ids), smollm2_tokenizer.eos_token_id)
+    rollouts = synthetic_rollouts(prompt_ids, messages, ground_truths(2), profile, [24], word_ids(smollm2_tokenizer),
+                                  smollm2_tokenizer.eos_token_id)
     folder = tmp_path / "call"
     folder.mkdir()
+    stated = rollouts["lengths"][24]["sibling_solution"]
     (folder / "rollouts.json").write_text(json.dumps(
-        {"engine_start_s": None, "lengths": {"24": {"gen_s": 2.0, "tokens_per_s": 91.0}}}))
+        {"engine_start_s": None, "lengths": {"24": {"gen_s": 2.0, "tokens_per_s": 91.0, "sibling_solution": stated}}}))
     for algo in ("grpo", "sdpo"):
         cfg_overrides = [*overrides(algo, model_dir, 2, 4, 24, attention="sdpa_varlen"), *CPU_CONFIG_OVERRIDES]
         measure(algo, compose_config(cfg_overrides), rollouts, [24], [2], 1, folder / f"phases_{algo}.json",
                 {"overrides": cfg_overrides, "attention": "sdpa_varlen", "packed_tokens": PACKED_TOKENS})
     summary, _ = packed_summary([(folder, "one call on CPU")])
-    row = summary["lengths"]["24"]
+    row = summary["cases"]["whole"]["lengths"]["24"]
+    assert summary["jobs"]["call"]["sibling_solution"] == {
+        "case": "whole", "stated_tokens": {"24": 24}, "measured_tokens": {"24": {"grpo": 24, "sdpo": 24}}}
     assert summary["config"]["attn_implementation"] == "sdpa_varlen" and row["samples"] == 8
     runs = {algo: json.loads((folder / f"phases_{algo}.json").read_text()) for algo in ("sdpo", "grpo")}
     assert runs["sdpo"]["lengths"]["24"]["response_tokens"] == 8 * 24 - 10  # the profile's total
