@@ -28,7 +28,7 @@ BUDGET=${BUDGET:-128}; BASE_SAMPLES=${BASE_SAMPLES:-64}; MAX_RATE=${MAX_RATE:-0}
 CANDIDATES=${CANDIDATES:-96}  # addition problems whose base rate is measured (the toy set has 8)
 N=${N:-8}  # samples per prompt; prompts per step: the recipe's (every open problem, at most 16)
 PER_RUN_GB=${PER_RUN_GB:-11}  # verl runs at once: by GPU memory at PER_RUN_GB each, at most MAX_PARALLEL if set
-SAVE_FREQ=${SAVE_FREQ:-4}; SAMPLER_KV=${SAMPLER_KV:-2000000000}
+SAVE_FREQ=${SAVE_FREQ:-8}; SAMPLER_KV=${SAMPLER_KV:-2000000000}
 SAMPLER_BACKEND=${SAMPLER_BACKEND:-vllm}  # transformers: a CPU dry run of the job (TRAINED="")
 RUN_TIMEOUT=${RUN_TIMEOUT:-3000}; WATCH_S=${WATCH_S:-540}; WAIT_S=${WAIT_S:-560}
 export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
