@@ -266,7 +266,7 @@ def covered_pairs(reach: dict[str, dict[str, int]]) -> dict[str, int]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from sdpo_eval.discovery_set import SET_METHODS
+    from sdpo_eval.discovery_set import SAMPLED_METHODS, SET_METHODS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -291,7 +291,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
     s.add_argument("--out-dir", type=Path, required=True, help="one sub-folder per method and seed")
     s.add_argument("--methods", default="best_of_k,grpo,sdpo",
-                   help=f"comma-separated, of {sorted(SET_METHODS)} (default: %(default)s)")
+                   help=f"comma-separated, of {sorted([*SET_METHODS, *SAMPLED_METHODS])} (default: %(default)s)")
     s.add_argument("--seeds", default="1",
                    help="comma-separated seeds (data.seed, rollout.seed) (default: %(default)s)")
     s.add_argument("--force", action="store_true", help="rerun finished runs")

@@ -10,7 +10,9 @@ problem retiring at its first valid proof, one attempt log per run (<out-dir>/<m
 Best-of-k is the same run of the GRPO recipe with verl's actor update switched off (`trainer.critic_warmup`: verl
 updates the actor only from that step on), so it samples with the same sampler (verl's rollout engine, prompts,
 temperature, n, prompts per step) and stops by the same rules on the same per-problem budget; only learning is
-missing. The runs go one after another (finished ones skipped unless --force); `report` reads them all.
+missing. `reprompt` (SAMPLED_METHODS) runs `sdpo_eval.discovery_sampler` instead: no update, each later attempt drawn
+from the context SDPO's teacher would get for the latest failed one. The runs go one after another (finished ones
+skipped unless --force); `report` reads them all.
 """
 from __future__ import annotations
 
@@ -30,15 +32,24 @@ SET_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     "srpo": ("srpo", ()),
     "sc_sdpo": ("sc_sdpo", ()),
 }
+# Sampled without any update by sdpo_eval.discovery_sampler (vLLM offline with the recipe's sampling settings and
+# reward): reprompt draws each later attempt from SDPO's teacher context of the slot's latest failed attempt.
+SAMPLED_METHODS = ("reprompt",)
 
 
 def set_command(method: str, model: str, problems: Sequence[str], budget: int, run_dir: Path, seed: int,
                 overrides: Sequence[str] = (), stop_on_success: bool = True, python: str = sys.executable) -> list[str]:
-    """argv of one set-TTRL run of `method` on `problems` with the `<algorithm>_<model>` recipe."""
-    if method not in SET_METHODS:
-        raise ValueError(f"error: unknown method {method!r} (known: {sorted(SET_METHODS)})")
+    """argv of one set-TTRL run of `method` on `problems` with the `<algorithm>_<model>` recipe (a sampled method:
+    the sampler with the `sdpo_<model>` recipe, writing into the same run_dir)."""
+    if method not in SET_METHODS and method not in SAMPLED_METHODS:
+        raise ValueError(f"error: unknown method {method!r} (known: {sorted([*SET_METHODS, *SAMPLED_METHODS])})")
     if not problems or any("," in p or not p for p in problems):
         raise ValueError(f"error: problem names must be non-empty and comma-free, got {list(problems)[:5]}")
+    if method in SAMPLED_METHODS:
+        return [python, "-m", "sdpo_eval.discovery_sampler", "--recipe", f"sdpo_{model}",
+                "--problems", ",".join(problems), "--budget", str(budget), "--runs", f"{method}:{seed}",
+                "--out-dir", str(run_dir.parent.parent), *([] if stop_on_success else ["--keep-going"]),
+                "--", *overrides]
     algorithm, method_overrides = SET_METHODS[method]
     return [
         python, "-m", "verl.trainer.main_ppo",

@@ -202,3 +202,15 @@ def test_a_relaunched_run_without_a_checkpoint_does_not_add_its_first_try_to_the
     records = discovery.read_attempts(sorted(tmp_path.rglob("attempts.jsonl")))
     assert discovery.runs_by_method(records, 8)["sdpo"] == {"p1": [(None, 8)], "p2": [(5, 8)]}
     assert [p.read_text() for p in run_dir.glob("attempts.jsonl.*")] == [crashed]  # kept aside, not read
+
+
+def test_reprompt_is_a_run_set_method_run_by_the_sampler_into_the_same_folder(tmp_path):
+    command = set_command("reprompt", "toy_lean", ["toy_add_7_5", "toy_mul_6_7"], 64, tmp_path / "reprompt" / "seed2",
+                          2, overrides=("data.max_response_length=128",), python="python3")
+    assert command[:3] == ["python3", "-m", "sdpo_eval.discovery_sampler"]
+    assert command[command.index("--recipe") + 1] == "sdpo_toy_lean"
+    assert command[command.index("--runs") + 1] == "reprompt:2"
+    assert command[command.index("--out-dir") + 1] == str(tmp_path)  # the sampler adds reprompt/seed2 itself
+    assert command[command.index("--") + 1:] == ["data.max_response_length=128"]
+    with pytest.raises(ValueError, match="reprompt"):
+        set_command("resample", "toy_lean", ["toy_add_7_5"], 8, tmp_path, 1)
