@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import inspect
 import json
+import os
 import sys
 import time
 import uuid
@@ -292,13 +293,21 @@ def main(argv: list[str] | None = None) -> int:
     results = run_all(setting, engine, runs, args.budget, out_dir, not args.keep_going,
                       tokenizer=getattr(engine, "tokenizer", None))
     for r in results:
-        print(json.dumps(r))
+        print(json.dumps(r), flush=True)
+    if type(engine).__name__ == "VllmEngine":
+        # vLLM 0.24's engine process kept the interpreter from exiting after every result was written (H100,
+        # 2026-12-06: the job waited on a finished sampler until the call's end); the logs are closed by now
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 
 def _engine(model: str, backend: str, kv_cache_bytes: int | None) -> Engine:
     from sdpo_eval.engines import EngineOptions, ModelSpec, VllmEngine, load_engine
 
+    # composing the recipe imported verl, which touches CUDA: vLLM's engine process must be spawned, not forked
+    # ("Cannot re-initialize CUDA in forked subprocess", seen on the H100 on 2026-12-06)
+    os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
     if backend == "vllm" and kv_cache_bytes:
         return VllmEngine(ModelSpec.parse(model), gpu_memory_utilization=0.05,
                           extra={"kv_cache_memory_bytes": kv_cache_bytes, "enforce_eager": True})

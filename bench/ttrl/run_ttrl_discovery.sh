@@ -66,6 +66,7 @@ start_run() {  # <run dir> <task> <method> <seed> <problems> <budget> <--keep-go
    rc=$?
    echo "{\"returncode\": $rc, \"wall_s\": $(( $(date +%s) - start ))}" > "$dir/status.json"
    echo "$(date +%T) $name rc=$rc wall=$(( $(date +%s) - start ))s" >> "$DISC_DIR/runs.txt") &
+  VERL_PIDS+=($!)
   echo "$(date +%T) $name started ($config)" >> "$DISC_DIR/runs.txt"
 }
 
@@ -89,17 +90,17 @@ job() {  # (issue 47) base rates and baselines by the sampler, the trained metho
     [ -s "$DISC_DIR/problems_$task.txt" ] && ready+=" $task"
     echo "$(date +%T) $task problems: $(cat "$DISC_DIR/problems_$task.txt")" >> "$DISC_DIR/runs.txt"
   done
-  # trained runs first (their start-up is the long pole), then the sampling baselines beside them
+  # the sampling baselines first (one vLLM engine per task, minutes), then the trained runs beside them
+  for task in $ready; do
+    sampler "$task" "$DISC_DIR/runs/$task" "$SAMPLED" "$BUDGET" "" "$(cat "$DISC_DIR/problems_$task.txt")" &
+  done
   local slots; slots=$(verl_slots); echo "$(date +%T) $slots verl runs at a time" >> "$DISC_DIR/runs.txt"
   for task in $ready; do for method in $TRAINED; do for seed in $SEEDS; do
-    while [ "$(jobs -rp | wc -l)" -ge "$slots" ]; do sleep 5; done
+    while [ "$(running_verl)" -ge "$slots" ]; do sleep 5; done
     start_run "$DISC_DIR/runs/$task/$method/seed$seed" "$task" "$method" "$seed" \
       "$(cat "$DISC_DIR/problems_$task.txt")" "$BUDGET" "" "$(startup_config "$seed")"
     sleep 2
   done; done; done
-  for task in $ready; do
-    sampler "$task" "$DISC_DIR/runs/$task" "$SAMPLED" "$BUDGET" "" "$(cat "$DISC_DIR/problems_$task.txt")" &
-  done
   wait
   echo "$(date +%T) all runs ended" >> "$DISC_DIR/runs.txt"
   pack
@@ -110,7 +111,13 @@ sampler() {  # <task> <out dir> <method:seed,...> <budget> <--keep-going or ""> 
   echo "$(date +%T) sampler $1 $3 started" >> "$DISC_DIR/runs.txt"
   python3 -m sdpo_eval.discovery_sampler --recipe "sdpo_$1" --problems "$6" --budget "$4" --runs "$3" \
     --out-dir "$2" --backend "$SAMPLER_BACKEND" --vllm-kv-cache-bytes "$SAMPLER_KV" $5 > "$log" 2>&1 < /dev/null
-  echo "$(date +%T) sampler $1 $3 rc=$?" >> "$DISC_DIR/runs.txt"
+  local rc=$?
+  echo "$(date +%T) sampler $1 $3 rc=$rc" >> "$DISC_DIR/runs.txt"
+}
+
+VERL_PIDS=()
+running_verl() {  # verl runs of this job still going
+  local n=0 pid; for pid in "${VERL_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && n=$((n + 1)); done; echo "$n"
 }
 
 verl_slots() {  # verl runs at once: what the GPU's memory holds at PER_RUN_GB each, after the samplers' 16 GB
@@ -140,14 +147,16 @@ pack() {  # the report and the start-up table from whatever runs exist, plus a t
 }
 STARTUP_LINES='sdpo_lean/startup|Loading weights took|init engine \(profile|torch\.compile takes|Graph capturing finished'
 
-launch() {  # the job from a copy of bench/ under DISC_DIR (the call's folder goes when the call returns)
-  mkdir -p "$DISC_DIR/src"
+launch() {  # the job from a copy of the tree under DISC_DIR (the call's folder goes when the call returns)
+  mkdir -p "$DISC_DIR"
   if [ -f "$DISC_DIR/job.pid" ] && kill -0 "$(cat "$DISC_DIR/job.pid")" 2>/dev/null; then
     echo "the job is already running (pid $(cat "$DISC_DIR/job.pid")): collecting"
   else
-    rm -rf "$DISC_DIR/src/bench" && cp -r bench "$DISC_DIR/src/"
-    (cd "$DISC_DIR/src" && OUT=$DISC_DIR/job_out setsid nohup bash bench/ttrl/run_ttrl_discovery.sh job \
-       > "$DISC_DIR/job.log" 2>&1 < /dev/null & echo $! > "$DISC_DIR/job.pid")
+    # the call's tree, first on the path: the job runs this call's code without reinstalling it (project.sh, ~1 min)
+    rm -rf "$DISC_DIR/src" && mkdir -p "$DISC_DIR/src" && cp -r bench recipes hydra_plugins sdpo_* lean_env reward \
+      "$DISC_DIR/src/"
+    (cd "$DISC_DIR/src" && OUT=$DISC_DIR/job_out PYTHONPATH=$DISC_DIR/src:${PYTHONPATH:-} setsid nohup \
+       bash bench/ttrl/run_ttrl_discovery.sh job > "$DISC_DIR/job.log" 2>&1 < /dev/null & echo $! > "$DISC_DIR/job.pid")
   fi
   WAIT_S=$WATCH_S collect
 }
