@@ -62,32 +62,14 @@ class Grade:
         return self.verdict in INFRA_VERDICTS
 
 
-def _serve() -> None:
-    """Worker loop over stdin/stdout JSON lines: {"prediction", "reference"} -> {"equal", "key"} | {"error"}."""
-    logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns that its own (SIGALRM) limit is off
-    protocol, sys.stdout = sys.stdout, sys.stderr  # a library's print() must not corrupt the reply lines
-    from reward.math.equal import answers_equal, canonical
-
-    answers_equal("1/2", "0.5")  # import sympy and latex2sympy before saying ready
-    print("ready", file=protocol, flush=True)
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-            reply = {"equal": answers_equal(request["prediction"], request["reference"]),
-                     "key": canonical(request["prediction"])}
-        except Exception as e:  # reported to the caller as infra; the worker lives on
-            reply = {"error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(reply), file=protocol, flush=True)
-
-
 class _Worker:
-    """One `python -m reward.math.grader` process: no fork, no multiprocessing bootstrap, so it starts the same
+    """One `python -m reward.math.worker` process: no fork, no multiprocessing bootstrap, so it starts the same
     from any caller (a script without a __main__ guard, a daemon process, a Ray actor)."""
 
     def __init__(self):
         package_root = str(Path(__file__).resolve().parents[2])  # the folder that holds `reward`
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-        self.process = subprocess.Popen([sys.executable, "-m", "reward.math.grader"], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, "-m", "reward.math.worker"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, env=env)
         self._buffer = b""
         if self.read_line(STARTUP_TIMEOUT_S) != "ready":
@@ -218,7 +200,3 @@ def grade(reply: str | None, reference: str, options: MathGradingOptions | None 
     if status != "ok":
         return Grade(status, extracted)
     return Grade("valid" if equal else "wrong", extracted, key)
-
-
-if __name__ == "__main__":
-    _serve()

@@ -7,15 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reward.math.answer import (
-    answer_tag,
-    boxes,
-    final_answer,
-    last_box_group,
-    matching_braces,
-    reference_answer,
-    visible_reply,
-)
+from reward.math.answer import answer_tag, final_answer, reference_answer
+from reward.math.boxes import boxes, last_box_group, matching_braces
+from reward.math.reply import visible_reply
 
 
 @pytest.mark.parametrize("reply, expected", [

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reward.math.answer import final_answer, visible_reply
+from reward.math.answer import final_answer
+from reward.math.reply import visible_reply
 
 THINKING = r"Okay, 3 * 4 = 12, so the answer is $\boxed{12}$."
 
