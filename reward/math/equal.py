@@ -24,7 +24,14 @@ from fractions import Fraction
 from functools import lru_cache
 
 from reward.math.canonical import canonical, has_percent, is_rounded, unit_of
-from reward.math.decimals import DECIMAL, MACHINE_DIGITS, ROUNDED_DIGITS, as_fractions, rounds_to
+from reward.math.decimals import (
+    DECIMAL,
+    MACHINE_DIGITS,
+    ROUNDED_DIGITS,
+    accepts_rounding,
+    as_fractions,
+    rounds_to,
+)
 
 _TEXT_GROUP = r"\\(?:text|mbox|textnormal|textrm|mathrm|textbf|textit|mathbf|textsf|texttt|emph)\s*\{[^{}]*\}"
 _BASE_NUMERAL = re.compile(r"((?=[0-9A-Za-z]*\d)[0-9A-Za-z]+)_\{?(\d+)\}?")     # "204_5", "A3_{16}": digits in a base
@@ -79,8 +86,9 @@ def _above_one(answer: str) -> bool:
     return bool(re.fullmatch(r"-?\d+(?:\.\d+)?", answer)) and abs(Fraction(answer)) > 1
 
 
-def answers_equal(prediction: str | None, reference: str) -> bool:
-    """Whether `prediction` states the same answer as `reference` (see the module docstring)."""
+def answers_equal(prediction: str | None, reference: str, rounded_irrationals: bool = False) -> bool:
+    """Whether `prediction` states the same answer as `reference` (see the module docstring); `rounded_irrationals`:
+    the source's own grading accepts a rounding of an irrational reference (`reward.math.decimals`)."""
     if prediction is None or not prediction.strip() or not reference.strip():
         return False
     pred, ref = canonical(prediction), canonical(reference)
@@ -101,11 +109,11 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
     pred_choice, ref_choice = _choice(pred), _choice(ref)
     if pred_choice and ref_choice and (pred_choice[1] or ref_choice[1]):   # "\textbf{(D)}\ 12" against "(D)"
         values = {v for v in (pred_choice[1], ref_choice[1]) if v}
-        return pred_choice[0] == ref_choice[0] and (len(values) == 1 or answers_equal(*values))
+        return pred_choice[0] == ref_choice[0] and (len(values) == 1 or answers_equal(*values, rounded_irrationals))
     if ref_choice and ref_choice[1] and not pred_choice:   # the option's value alone names the same option
-        return answers_equal(prediction, ref_choice[1])
+        return answers_equal(prediction, ref_choice[1], rounded_irrationals)
     if pred_choice and pred_choice[1] and not ref_choice:   # "(B) 25" against 25: the value it names
-        return answers_equal(pred_choice[1], reference)
+        return answers_equal(pred_choice[1], reference, rounded_irrationals)
     if _is_text(pred) or _is_text(ref):
         return _text_form(pred) is not None and _text_form(pred) == _text_form(ref)
     if max(len(pred), len(ref)) > MAX_CHARS:
@@ -113,9 +121,11 @@ def answers_equal(prediction: str | None, reference: str) -> bool:
     if _PROSE.search(pred) or _PROSE.search(ref):
         return False  # words left in a formula ("7 \text{ or more}"): sympy would read them as a product of symbols
     exact = not DECIMAL.search(ref)
-    if exact and DECIMAL.fullmatch(pred.lstrip("-")) and \
-            rounds_to(pred, to_sympy(ref), ROUNDED_DIGITS if is_rounded(prediction) else MACHINE_DIGITS):
-        return True
+    if exact and DECIMAL.fullmatch(pred.lstrip("-")):
+        gold = to_sympy(ref)
+        if accepts_rounding(gold, rounded_irrationals) and \
+                rounds_to(pred, gold, ROUNDED_DIGITS if is_rounded(prediction) else MACHINE_DIGITS):
+            return True
     if exact or DECIMAL.search(pred):   # a decimal against an exact reference or another decimal is the rational
         pred = as_fractions(pred)         # it writes (0.142857 is not 1/7, 0.1000001 is not 0.1)
         ref = ref if exact else as_fractions(ref)

@@ -124,16 +124,19 @@ class GradingPool:
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_workers)
 
-    def compare(self, prediction: str, reference: str, timeout_s: float) -> tuple[str, bool, str | None]:
+    def compare(self, prediction: str, reference: str, timeout_s: float, *,
+                rounded_irrationals: bool = False) -> tuple[str, bool, str | None]:
         """("ok", equal, canonical prediction), ("timeout", False, None) or ("infra", False, None); a comparison past
-        `timeout_s` of wall time is "timeout" unless its worker got less than `STARVED_SHARE` of it as CPU time."""
+        `timeout_s` of wall time is "timeout" unless its worker got less than `STARVED_SHARE` of it as CPU time.
+        `rounded_irrationals` is `answers_equal`'s."""
         with self._slots:
             with self._lock:
                 worker = self._idle.pop() if self._idle else None
             try:
                 worker = worker or _Worker()
                 cpu_before = worker.cpu_seconds()
-                worker.send({"prediction": prediction, "reference": reference})
+                worker.send({"prediction": prediction, "reference": reference,
+                             "rounded_irrationals": rounded_irrationals})
                 line = worker.read_line(timeout_s)
             except (OSError, RuntimeError) as e:  # a worker that died or never started
                 log.warning("math grading worker failed (masked as infra): %s", e)
@@ -194,7 +197,8 @@ def grade(reply: str | None, reference: str, options: MathGradingOptions | None 
     extracted = final_answer(reply if isinstance(reply, str) else None, options.prompt_opens_think)
     if extracted is None:
         return Grade("no_answer")
-    status, equal, key = (pool or shared_pool()).compare(extracted, reference_answer(reference), options.timeout_s)
+    status, equal, key = (pool or shared_pool()).compare(extracted, reference_answer(reference), options.timeout_s,
+                                                         rounded_irrationals=options.rounded_irrationals)
     if status == "timeout":  # the answer still votes in maj@k, keyed as written (its normal form was not reached)
         return Grade("grader_timeout", extracted, extracted)
     if status != "ok":

@@ -1,10 +1,10 @@
 """One grading worker process, `python -m reward.math.worker`, started and killed by `reward.math.grader`.
 
 Protocol (JSON lines): it prints "ready" once its imports are done, then answers each request line
-{"prediction", "reference"} with {"equal", "key"} (`answers_equal`, and `canonical(prediction)` as the maj@k vote
-key) or {"error"} (reported to the caller as infra; the worker lives on). Nothing imports this module: run as
-`__main__`, it is not already in sys.modules when runpy executes it (runpy warns when the module it runs was
-imported by its own package's `__init__`, as `reward.math.grader` is).
+{"prediction", "reference", "rounded_irrationals"} with {"equal", "key"} (`answers_equal`, and
+`canonical(prediction)` as the maj@k vote key) or {"error"} (reported to the caller as infra; the worker lives on).
+Nothing imports this module: run as `__main__`, it is not already in sys.modules when runpy executes it (runpy warns
+when the module it runs was imported by its own package's `__init__`, as `reward.math.grader` is).
 """
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def serve() -> None:
     for line in sys.stdin:
         try:
             request = json.loads(line)
-            reply = {"equal": answers_equal(request["prediction"], request["reference"]),
+            reply = {"equal": answers_equal(request["prediction"], request["reference"],
+                                            bool(request.get("rounded_irrationals", False))),
                      "key": canonical(request["prediction"])}
         except Exception as e:  # reported to the caller as infra; the worker lives on
             reply = {"error": f"{type(e).__name__}: {e}"}
