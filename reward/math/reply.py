@@ -27,7 +27,11 @@ _HOPE = re.compile(r"(?<!\s)\s*I hope (?:it|this|that) is correct\.?", re.IGNORE
 
 def visible_reply(text: str, prompt_opens_think: bool = False) -> str | None:
     """The reply without its reasoning block, chat special tokens and made-up later turns or problems; None if a
-    `<think>` block never closes (the prompt's own `<think>` when `prompt_opens_think`)."""
+    `<think>` block never closes before the reply's end of turn (the prompt's own `<think>` when
+    `prompt_opens_think`)."""
+    end = _END_OF_TURN.search(text)
+    if end:  # first: a `</think>` in a turn the model made up after its own end closes nothing
+        text = text[:end.start()]
     close = text.rfind(THINK_CLOSE)
     if close != -1:
         text = text[close + len(THINK_CLOSE):]
@@ -35,9 +39,6 @@ def visible_reply(text: str, prompt_opens_think: bool = False) -> str | None:
         return None
     if THINK_OPEN in text:  # a think block (re)opened after the last `</think>` that never closes
         return None
-    end = _END_OF_TURN.search(text)
-    if end:
-        text = text[:end.start()]
     start = len(text) - len(text.lstrip())
     follow_up = _NEXT_PROBLEM.search(text, start + 1)  # a reply may restate its own problem first
     if follow_up and _ITS_SOLUTION.search(text, follow_up.end()):  # a new problem with its own solution
