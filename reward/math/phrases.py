@@ -66,7 +66,9 @@ def sentence_end(text: str, start: int) -> int:
 
 
 def _strip_value(value: str) -> str:
+    """A stated value without its math delimiters, bold marks, end punctuation and a trailing "instead"."""
     value = re.sub(r"(?<!\\)\$(?!\$)", " ", value) if value.count("$") % 2 else value
+    value = re.sub(r"\s+instead\s*[.,;!]*\s*$", "", value)   # "the answer is 7 instead"
     value = value.strip().strip("*").strip()
     for left, right in (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$")):
         if value.startswith(left) and value.endswith(right) and len(value) >= len(left) + len(right):

@@ -249,8 +249,8 @@ def test_an_exact_reference_needs_an_exact_or_clearly_rounded_answer(prediction,
     a decimal against an exact reference (no decimal point) as the exact rational it writes; it may be a rounding
     (or truncation) of the reference when it says so (an approximation sign) with at least 3 significant digits, or
     without the sign with at least 10, each right. A decimal reference is itself rounded: math-verify's rule stays.
-    Since issue 48 a rounding of an irrational reference (\approx 1.414 for \sqrt{2}) is never its answer by default
-    (tests/reward/math/test_decimals.py)."""
+    Since issue 48 a rounding of an irrational reference (1.414 with a sign, for the square root of 2) is never its
+    answer by default (tests/reward/math/test_decimals.py)."""
     assert answers_equal(prediction, reference) is equal
 
 

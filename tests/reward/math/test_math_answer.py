@@ -96,6 +96,9 @@ def test_final_answer(reply, answer):
     "\\boxed{1" + " " * 20_000 + "2}",
     "So \\boxed{5}. " + "actually " * 10_000,
     "So \\boxed{5}. " + "That is wrong. " * 5_000,
+    "So \\boxed{5}. " + "Wait, the total is 7. " * 5_000,
+    "So \\boxed{5}. " + "not $5$, " * 5_000,
+    "So \\boxed{5}. Wait" + " is 7" * 10_000,
     "#### " * 20_000 + "1",
 ])
 def test_extraction_is_linear_time(reply):
