@@ -3,6 +3,6 @@ task); `reward.truncation` (finish reasons from token counts) and `reward.call_k
 the options) are shared.
 
 Each reward is a package that names its grading: `reward.lean` (score, cli, verdict_file, verl_manager; the backends
-are `lean_env`'s) and `reward.math` (score, answer, equal, grader, options). Import the submodule you need; this
-package imports nothing heavy on its own.
+are `lean_env`'s) and `reward.math` (score, options, grader, worker, answer, equal and their parts; its docstring
+lists them). Import the submodule you need; this package imports nothing heavy on its own.
 """

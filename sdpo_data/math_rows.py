@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from reward.math.answer import last_box_group
+from reward.math.boxes import last_box_group
 from sdpo_data.sources import read_input
 
 HF_DATASET = "EleutherAI/hendrycks_math"

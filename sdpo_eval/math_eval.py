@@ -123,7 +123,7 @@ def _load_problems(args: argparse.Namespace) -> list[MathProblem]:
 
 def _header(args: argparse.Namespace, labels: Sequence[str]) -> dict[str, Any]:
     keys = ("split", "subjects", "limit_per_subject", "num_shots", "n", "max_new_tokens", "temperature", "top_p",
-            "seed", "dtype", "grading_prompt_opens_think")  # the last decides which text the logged verdicts read
+            "seed", "dtype", "grading_prompt_opens_think", "grading_rounded_irrationals")  # they decide the verdicts
     return {"models": list(labels), "input": args.input or HF_DATASET, **{k: getattr(args, k) for k in keys}}
 
 

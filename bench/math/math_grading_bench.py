@@ -12,10 +12,12 @@ Graders, each called as its project calls it, with the case's reference answer a
 - `verl math_reward`: verl's hendrycks-style last-box string grader.
 Agreement = share of cases where the grader's verdict equals the expected one; a false positive is a reply graded
 correct that is not; a crash or an infra verdict counts as disagreement (ours scores a grader timeout 0, a wrong
-verdict). `round_two` and `round_three` are the same counts over the ROUND_TWO block (issue 34's classes, added after
-the first 420 cases) and the ROUND_THREE block (issue 40's sources: GSM8K, OlympiadBench, Omni-MATH, AIME/AMC,
-Minerva, NuminaMath, reasoning traces, traps). A case's `prompt_opens_think` is passed to ours as the reward option;
-the peers have no such option and grade the reply as given.
+verdict). `round_two`, `round_three` and `round_four` are the same counts over the ROUND_TWO block (issue 34's
+classes, added after the first 420 cases), the ROUND_THREE block (issue 40's sources: GSM8K, OlympiadBench,
+Omni-MATH, AIME/AMC, Minerva, NuminaMath, reasoning traces, traps) and the ROUND_FOUR block (issue 48's classes: a
+rounding of an irrational reference, a cut-off think block, a retracted box). A case's `prompt_opens_think` and
+`rounded_irrationals` are passed to ours as reward options; the peers have no such options and grade the reply as
+given.
 """
 from __future__ import annotations
 
@@ -29,16 +31,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "reward_math"))
+sys.path.insert(0, str(ROOT / "tests" / "reward" / "math"))
 sys.path.insert(0, str(ROOT))
 
-from grading_cases import CASES, ROUND_THREE, ROUND_TWO, Case  # noqa: E402
+from grading_cases import CASES, ROUND_FOUR, ROUND_THREE, ROUND_TWO, Case  # noqa: E402
 
 
 def ours(case: Case) -> bool:
     from reward.math.score import compute_score
 
-    return compute_score("math", case.reply, case.reference, prompt_opens_think=case.prompt_opens_think)["score"] == 1.0
+    options = {"rounded_irrationals": True} if case.rounded_irrationals else {}
+    return compute_score("math", case.reply, case.reference, prompt_opens_think=case.prompt_opens_think,
+                         **options)["score"] == 1.0
 
 
 def lm_eval_math_verify(case: Case) -> bool:
@@ -73,7 +77,7 @@ GRADERS: dict[str, Callable[[Case], bool]] = {
 }
 
 
-BLOCKS = {"round_two": ROUND_TWO, "round_three": ROUND_THREE}
+BLOCKS = {"round_two": ROUND_TWO, "round_three": ROUND_THREE, "round_four": ROUND_FOUR}
 
 
 def _block(block: list[Case], wrong: list[int], false_pos: list[int]) -> dict:

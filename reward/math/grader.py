@@ -62,32 +62,14 @@ class Grade:
         return self.verdict in INFRA_VERDICTS
 
 
-def _serve() -> None:
-    """Worker loop over stdin/stdout JSON lines: {"prediction", "reference"} -> {"equal", "key"} | {"error"}."""
-    logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns that its own (SIGALRM) limit is off
-    protocol, sys.stdout = sys.stdout, sys.stderr  # a library's print() must not corrupt the reply lines
-    from reward.math.equal import answers_equal, canonical
-
-    answers_equal("1/2", "0.5")  # import sympy and latex2sympy before saying ready
-    print("ready", file=protocol, flush=True)
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-            reply = {"equal": answers_equal(request["prediction"], request["reference"]),
-                     "key": canonical(request["prediction"])}
-        except Exception as e:  # reported to the caller as infra; the worker lives on
-            reply = {"error": f"{type(e).__name__}: {e}"}
-        print(json.dumps(reply), file=protocol, flush=True)
-
-
 class _Worker:
-    """One `python -m reward.math.grader` process: no fork, no multiprocessing bootstrap, so it starts the same
+    """One `python -m reward.math.worker` process: no fork, no multiprocessing bootstrap, so it starts the same
     from any caller (a script without a __main__ guard, a daemon process, a Ray actor)."""
 
     def __init__(self):
         package_root = str(Path(__file__).resolve().parents[2])  # the folder that holds `reward`
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-        self.process = subprocess.Popen([sys.executable, "-m", "reward.math.grader"], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, "-m", "reward.math.worker"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, env=env)
         self._buffer = b""
         if self.read_line(STARTUP_TIMEOUT_S) != "ready":
@@ -142,16 +124,19 @@ class GradingPool:
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_workers)
 
-    def compare(self, prediction: str, reference: str, timeout_s: float) -> tuple[str, bool, str | None]:
+    def compare(self, prediction: str, reference: str, timeout_s: float, *,
+                rounded_irrationals: bool = False) -> tuple[str, bool, str | None]:
         """("ok", equal, canonical prediction), ("timeout", False, None) or ("infra", False, None); a comparison past
-        `timeout_s` of wall time is "timeout" unless its worker got less than `STARVED_SHARE` of it as CPU time."""
+        `timeout_s` of wall time is "timeout" unless its worker got less than `STARVED_SHARE` of it as CPU time.
+        `rounded_irrationals` is `answers_equal`'s."""
         with self._slots:
             with self._lock:
                 worker = self._idle.pop() if self._idle else None
             try:
                 worker = worker or _Worker()
                 cpu_before = worker.cpu_seconds()
-                worker.send({"prediction": prediction, "reference": reference})
+                worker.send({"prediction": prediction, "reference": reference,
+                             "rounded_irrationals": rounded_irrationals})
                 line = worker.read_line(timeout_s)
             except (OSError, RuntimeError) as e:  # a worker that died or never started
                 log.warning("math grading worker failed (masked as infra): %s", e)
@@ -212,13 +197,10 @@ def grade(reply: str | None, reference: str, options: MathGradingOptions | None 
     extracted = final_answer(reply if isinstance(reply, str) else None, options.prompt_opens_think)
     if extracted is None:
         return Grade("no_answer")
-    status, equal, key = (pool or shared_pool()).compare(extracted, reference_answer(reference), options.timeout_s)
+    status, equal, key = (pool or shared_pool()).compare(extracted, reference_answer(reference), options.timeout_s,
+                                                         rounded_irrationals=options.rounded_irrationals)
     if status == "timeout":  # the answer still votes in maj@k, keyed as written (its normal form was not reached)
         return Grade("grader_timeout", extracted, extracted)
     if status != "ok":
         return Grade(status, extracted)
     return Grade("valid" if equal else "wrong", extracted, key)
-
-
-if __name__ == "__main__":
-    _serve()

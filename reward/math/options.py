@@ -37,13 +37,16 @@ class MathGradingOptions:
     prompt_opens_think: bool = _opt(False, "the prompt ends inside <think> (DeepSeek-R1's current template, "
                                            "Qwen3.5-4B's unless enable_thinking=false, Open-Reasoner-Zero): a "
                                            "reply without </think> was cut off while thinking and has no answer")
+    rounded_irrationals: bool = _opt(False, "the source's own grading accepts a rounded decimal for an exact "
+                                            "irrational answer (3.464 with an approximation sign for 2\\sqrt{3}; "
+                                            "e.g. OlympiadBench problems that state their error); MATH's does not")
 
     def __post_init__(self) -> None:
         if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or self.timeout_s <= 0:
             raise ValueError(f"MATH grading option timeout_s must be a positive number, got {self.timeout_s!r}")
-        if not isinstance(self.prompt_opens_think, bool):
-            raise ValueError("MATH grading option prompt_opens_think must be true or false, got "
-                             f"{self.prompt_opens_think!r}")
+        for name in ("prompt_opens_think", "rounded_irrationals"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"MATH grading option {name} must be true or false, got {getattr(self, name)!r}")
 
     def template_problem(self, generation_prompt: str, fix: str) -> str | None:
         """Why these options misgrade replies to `generation_prompt` (a chat template rendered with the generation

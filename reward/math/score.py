@@ -11,7 +11,7 @@ Return contract (same keys and types for every call and every input; verl stacks
   pred       the normalised final answer: verl's maj@N vote key
 `ground_truth` is the reference answer string (a `\boxed{..}` around it is accepted). Options, through verl's
 `reward.custom_reward_function.reward_kwargs`: the fields of `reward.math.options.MathGradingOptions` (`timeout_s`,
-`prompt_opens_think`). Model output is never evaluated as code.
+`prompt_opens_think`, `rounded_irrationals`). Model output is never evaluated as code.
 """
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ def commands() -> list[tuple[str, list[str]]]:
 
 
 OURS = ("sdpo_data.", "sdpo_eval.", "sdpo_attempts.", "reward.", "lean_env.", "verl.")
-NOT_COMMANDS = {"reward.math.grader"}  # a worker process the grader starts (JSON lines over pipes), named in prose
+NOT_COMMANDS = {"reward.math.worker"}  # a worker process the grader starts (JSON lines over pipes), named in prose
 COMMANDS = [(w, a) for w, a in commands() if a[0].startswith(OURS) and re.fullmatch(r"[\w.]+", a[0])
             and a[0] not in NOT_COMMANDS]
 TRAINING = [(w, a) for w, a in COMMANDS if a[0] == "verl.trainer.main_ppo"]

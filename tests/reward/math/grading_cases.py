@@ -29,6 +29,7 @@ class Case(NamedTuple):
     expected: bool
     note: str = ""
     prompt_opens_think: bool = False   # the prompt ended inside <think> (reward option `prompt_opens_think`)
+    rounded_irrationals: bool = False  # the source's own grading accepts a rounding (reward option of that name)
 
 
 def _boxed(answer: str) -> str:
@@ -945,7 +946,8 @@ ROUND_THREE = [
     Case("adversarial", r"\text{(C)}", r"So $\boxed{(C) \text{ and } (D)}$.", False),
     Case("adversarial", r"\frac{\sqrt{3}}{2}", r"So $\boxed{\frac{\sqrt{3}}{2} \approx 0.866}$.", True),
     Case("adversarial", r"\frac{\sqrt{3}}{2}", r"So $\boxed{0.866}$.", False),
-    Case("adversarial", r"\frac{\sqrt{3}}{2}", r"So $\boxed{\approx 0.866}$.", True),
+    Case("adversarial", r"\frac{\sqrt{3}}{2}", r"So $\boxed{\approx 0.866}$.", False,
+         "a rounding of an irrational reference (True until issue 48)"),
     Case("adversarial", "e", r"So $\boxed{2.718}$.", False),
     Case("adversarial", r"-\frac{1}{7}", r"So $\boxed{-0.142857}$.", False),
     Case("adversarial", r"(\frac{1}{3}, \frac{2}{3})", r"So $\boxed{(0.333333, 0.666667)}$.", False),
@@ -982,3 +984,90 @@ ROUND_THREE = [
 ]
 
 CASES = CASES + ROUND_THREE
+
+
+# Round four (issue 48): the three false-positive classes left on held-out sets, several variants of each, with the
+# honest replies beside them that must keep their verdict. Written before the grader was changed.
+_FIVE = r"So the answer is $\boxed{5}$."
+_THINKING = r"Okay, 3 * 4 = 12, so the answer is $\boxed{12}$."
+_ROUNDED = dict(rounded_irrationals=True)
+ROUND_FOUR = [
+    # An approximate decimal for an exact irrational reference (a surd, pi, e, a logarithm).
+    Case("adversarial", r"2\sqrt{3}", r"So the side is $\boxed{\approx 3.464}$.", False, "a rounded surd"),
+    Case("adversarial", r"2\sqrt{3}", r"The side length is $\approx 3.46$.", False),
+    Case("adversarial", r"2\sqrt{3}", r"Final Answer: $s \approx 3.464$", False),
+    Case("adversarial", r"2\sqrt{3}", r"So the side is $\boxed{3.464101615}$.", False, "ten digits of a surd"),
+    Case("adversarial", r"2\sqrt{3}", r"So the side is $\boxed{3.464}$.", False),
+    Case("adversarial", r"\pi", r"So the ratio is $\boxed{\approx 3.1416}$.", False),
+    Case("adversarial", r"\pi", r"So the ratio is $\boxed{3.14159265359}$.", False),
+    Case("adversarial", r"\ln 2", r"So $\boxed{\approx 0.693}$.", False),
+    Case("adversarial", r"\sqrt[3]{2}", r"Therefore $\boxed{x \approx 1.260}$.", False),
+    Case("adversarial", r"3 + \sqrt{5}", r"So the sum is $\boxed{5.2360679775}$.", False),
+    Case("adversarial", r"\sqrt{2}", "So the diagonal is $\\boxed{\u2248 1.414}$.", False,
+         "a Unicode approximation sign"),
+    Case("adversarial", r"e^{2}", r"So $\boxed{\sim 7.389}$.", False),
+    Case("adversarial", r"4\sqrt{2}\text{ cm}", r"The diagonal is $\boxed{\approx 5.657\text{ cm}}$.", False),
+    Case("realistic", r"2\sqrt{3}", r"So the side is $\boxed{2\sqrt{3} \approx 3.464}$.", True, "exact, then rounded"),
+    Case("realistic", r"2\sqrt{3}", r"So the side is $\boxed{\sqrt{12}}$.", True),
+    Case("realistic", r"\frac{1}{3}", r"So the probability is $\boxed{\approx 0.333}$.", True, "a rational reference"),
+    Case("realistic", r"\frac{1}{12}", r"So the probability is $\boxed{0.0833333333333}$.", True),
+    Case("olympiadbench", r"2\sqrt{3}", r"So the final answer is \boxed{\approx 3.464}.", True,
+         "a source whose grading allows a rounding", **_ROUNDED),
+    Case("olympiadbench", r"2\sqrt{3}", r"So the final answer is \boxed{\approx 3.466}.", False, **_ROUNDED),
+    Case("olympiadbench", r"\sqrt{2}", r"So the final answer is \boxed{1.414}.", False, "no sign, 4 digits",
+         **_ROUNDED),
+    # A reply cut off inside the think block the prompt opened: a `</think>` in a turn the model made up after its
+    # own end of turn does not close it.
+    Case("trace", "12", _lines(_THINKING, "<|im_end|>", "<|im_start|>assistant", "</think>", "",
+                               r"The answer is $\boxed{12}$."), False, "a close in a made-up turn", **_ORZ),
+    Case("trace", "12", _THINKING + "</s></think> The answer is $\\boxed{12}$.", False, **_ORZ),
+    Case("trace", "12", _THINKING + "<\uff5cend\u2581of\u2581sentence\uff5c></think>\nThe answer is 12.", False,
+         **_ORZ),
+    Case("trace", "12", _THINKING + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n</think>\n"
+                                    r"$\boxed{12}$", False, **_ORZ),
+    Case("trace", "12", _THINKING, False, "a finished sentence, still thinking", **_ORZ),
+    Case("trace", "12", _lines(_THINKING, "</think>"), False, "closed, then cut before the answer", **_ORZ),
+    Case("trace", "12", _lines(_THINKING, "<answer>12</answer>"), False, "an answer tag, never closed", **_ORZ),
+    Case("trace", "12", _lines("<think>", _THINKING, "</think>", "", r"The answer is $\boxed{12}$."), True,
+         "the opening tag repeated", **_ORZ),
+    Case("trace", "12", _lines(_THINKING, "</think>", "", r"The answer is $\boxed{12}$.<|im_end|>"), True, **_ORZ),
+    # A box retracted later in prose for another value; beside each, the honest restatement or check.
+    Case("trace", "5", _FIVE + " Wait, no: recounting gives 7.", False, "retracted"),
+    Case("trace", "5", _FIVE + " Hmm, that can't be right; recounting, I get 7.", False),
+    Case("trace", "5", _FIVE + " Wait, I think I messed up. Let me recount: the total is 7.", False),
+    Case("trace", "5", _lines(_FIVE, "", "Actually, wait. The total is 7."), False),
+    Case("trace", "5", _FIVE + " Hmm, I mis-added; it's 7.", False),
+    Case("trace", "5", _FIVE + " Correction: the sum is 7.", False),
+    Case("trace", "7", _FIVE + " Correction: the sum is 7.", True, "the corrected value"),
+    Case("trace", "5", _FIVE + " No wait, 3 + 4 = 7, so it's 7.", False),
+    Case("trace", "5", _FIVE + " Hmm, that doesn't look right. It's $7$.", False),
+    Case("trace", "5", _FIVE + " Scratch that: the total is 7.", False),
+    Case("trace", "5", _FIVE + " Oh wait, I forgot the last term, so the total is 7.", False),
+    Case("trace", "7", _FIVE + " Oh wait, I forgot the last term, so the total is 7.", True),
+    Case("trace", "5", _FIVE + " That is not right: $3 + 4 = 7$.", False),
+    Case("trace", "5", _FIVE + " But wait, I double counted one edge, so there are only 4.", False),
+    Case("trace", "5", _FIVE + " I realize I misread the problem; the answer is 7 instead.", False),
+    Case("trace", "7", _FIVE + " I realize I misread the problem; the answer is 7 instead.", True),
+    Case("trace", "5", _FIVE + " On second thought, it is 7.", False),
+    Case("trace", "5", _lines(r"**Final Answer:** $\boxed{5}$", "",
+                              "Wait, I overlooked the case $n = 0$, which adds two more, giving $7$."), False),
+    Case("trace", "5", _FIVE + r" Let me double-check: $3 + 4 = 7$, not $5$. So the correct total is $7$.", False),
+    Case("trace", "5", _FIVE + r" Hmm, no. Recomputing: $2 \cdot 3 + 1 = 7$.", False),
+    Case("trace", "5", _FIVE + r" Let me verify: $2 + 3 = 5$. Correct.", True, "a check of the box"),
+    Case("trace", "5", _FIVE + r" Wait, let me double-check: $2 + 3 = 5$. Yes.", True),
+    Case("trace", "5", _FIVE + r" Checking: plugging in $x = 5$ gives $25 - 25 = 0$, as required.", True),
+    Case("trace", "5", _FIVE + r" Wait, let me check by substituting: $f(5) = 10 - 10 = 0$. Good.", True),
+    Case("trace", "5", _FIVE + r" Hmm, is that right? $10 / 2 = 5$. Yes, it is.", True),
+    Case("trace", "5", r"So $x = \boxed{5}$. Note that $x = 7$ would be wrong since $7 > 6$.", True),
+    Case("trace", "5", _FIVE + " A common mistake is to answer 7 by counting the endpoints.", True),
+    Case("trace", "5", _FIVE + " Actually, this also follows from symmetry: the two halves each give 2.5.", True),
+    Case("trace", "5", _FIVE + r" In fact, $5$ is the only value that works.", True),
+    Case("trace", "5", _FIVE + r" Wait, let me recount the pairs: there are $10$ pairs, half of them valid, so $5$.",
+         True),
+    Case("trace", "5", _FIVE + r" Hmm, let me verify with $n=2$: the formula gives $2 \cdot 2 + 1 = 5$. Good.", True),
+    Case("trace", "5", _FIVE + " I first thought it was 7, but that was wrong.", True, "an earlier value retracted"),
+    Case("trace", "5", _FIVE + " Wait, the question asks for the number of pairs, which is 5; the number of points "
+                               "is 10.", True),
+]
+
+CASES = CASES + ROUND_FOUR

@@ -18,7 +18,8 @@ CASES = grading_cases.CASES
 
 def _verdict(case) -> bool:
     extracted = final_answer(case.reply, case.prompt_opens_think)
-    return extracted is not None and answers_equal(extracted, reference_answer(case.reference))
+    return extracted is not None and answers_equal(extracted, reference_answer(case.reference),
+                                                   rounded_irrationals=case.rounded_irrationals)
 
 
 def test_table_covers_every_public_suite_and_both_verdicts():

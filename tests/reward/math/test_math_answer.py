@@ -7,15 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reward.math.answer import (
-    answer_tag,
-    boxes,
-    final_answer,
-    last_box_group,
-    matching_braces,
-    reference_answer,
-    visible_reply,
-)
+from reward.math.answer import answer_tag, final_answer, reference_answer
+from reward.math.boxes import boxes, last_box_group, matching_braces
+from reward.math.reply import visible_reply
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -102,6 +96,9 @@ def test_final_answer(reply, answer):
     "\\boxed{1" + " " * 20_000 + "2}",
     "So \\boxed{5}. " + "actually " * 10_000,
     "So \\boxed{5}. " + "That is wrong. " * 5_000,
+    "So \\boxed{5}. " + "Wait, the total is 7. " * 5_000,
+    "So \\boxed{5}. " + "not $5$, " * 5_000,
+    "So \\boxed{5}. Wait" + " is 7" * 10_000,
     "#### " * 20_000 + "1",
 ])
 def test_extraction_is_linear_time(reply):

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from reward.math.equal import answers_equal, canonical, has_percent, to_sympy
+from reward.math.canonical import canonical, has_percent
+from reward.math.equal import answers_equal, to_sympy
 
 
 @pytest.mark.parametrize("answer, expected", [

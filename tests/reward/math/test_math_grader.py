@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -123,3 +125,13 @@ def test_a_worker_starved_of_cpu_is_infra_not_the_replys_timeout(pool):
     assert grade(r"\boxed{\frac{1}{2}}", "0.5", limit(1.0), pool).verdict == "infra"
     assert time.monotonic() - start < 3.0
     assert grade(r"\boxed{\frac{1}{2}}", "0.5", limit(5.0), pool).verdict == "valid"
+
+
+def test_a_worker_starts_without_a_runpy_warning():
+    """The worker runs as `python -m reward.math.worker`, a module its package does not import, so runpy does not
+    warn that it was in sys.modules before it ran (issue 50; it did when the worker was `reward.math.grader`)."""
+    code = "from reward.math.grader import grade; assert grade(r'\\boxed{1}', '1').correct"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[3])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "RuntimeWarning" not in done.stderr, done.stderr[-2000:]

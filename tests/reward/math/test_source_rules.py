@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from reward.math.answer import final_answer, visible_reply
-from reward.math.equal import answers_equal, canonical
+from reward.math.answer import final_answer
+from reward.math.canonical import canonical
+from reward.math.equal import answers_equal
+from reward.math.reply import visible_reply
 
 
 def graded(reply: str, reference: str, prompt_opens_think: bool = False) -> bool:
