@@ -21,6 +21,7 @@ from sdpo_ext.loss.distill_weights import TOKEN_WEIGHTINGS
 from sdpo_ext.loss.routing import VARIANTS
 from sdpo_ext.teacher.reprompt import RepromptConfig
 from sdpo_ext.teacher.weights import TEACHER_MODES
+from sdpo_ext.ttrl.modes import TTRL_SPLITS, ttrl_mode
 
 DISTILLATION_MODES = ("topk", "full", "token")
 
@@ -149,9 +150,6 @@ def sdpo_loss_selected(policy_loss: Mapping[str, Any]) -> bool:
     return policy_loss.get("loss_mode", "vanilla") == "sdpo"
 
 
-TTRL_SPLITS = ("train", "val")
-
-
 @dataclass
 class TTRLConfig(BaseConfig):
     """Test-time RL (the recipes' `sdpo.ttrl`): train on a set of problems until each is proved or out of budget.
@@ -166,8 +164,8 @@ class TTRLConfig(BaseConfig):
     max_attempts: attempt budget of each problem, in judged attempts (INFRA samples spend none); the task part sets
       it (None here: no budget given, which TTRL refuses).
 
-    This block is TTRL's one channel: the task parts pick their TTRL settings through `ttrl_mode` and
-    `ttrl_prompts_per_step` (the resolvers `sdpo.ttrl_pick` / `sdpo.ttrl_prompts` over the whole block), and the run
+    This block is TTRL's one channel: the task parts pick their TTRL settings through the rules of
+    `sdpo_ext.ttrl.modes` (the resolvers `sdpo.ttrl_pick` / `sdpo.ttrl_prompts` over the whole block), and the run
     length comes from the budgets at start (`TTRLSet.step_limit`, replacing trainer.total_training_steps).
     """
 
@@ -194,28 +192,6 @@ class TTRLConfig(BaseConfig):
     def active(self) -> bool:
         """Whether the run is TTRL (a theorem, a list of theorems, or a split) rather than full-dataset training."""
         return ttrl_mode(self.theorem, self.theorems, self.split) is not None
-
-
-def ttrl_mode(theorem: Any, theorems: Any, split: Any) -> Optional[str]:
-    """How `sdpo.ttrl` names its problems: "theorem", "theorems", "split", or None (full-dataset training). Never
-    raises: `TTRLConfig` refuses two at once; here the first one named wins."""
-    for mode, value in (("theorem", theorem), ("theorems", theorems), ("split", split)):
-        if value not in (None, "", "null", "None"):
-            return mode
-    return None
-
-
-def ttrl_prompts_per_step(theorem: Any, theorems: Any, split: Any, full_batch_size: int) -> int:
-    """`data.train_batch_size` for the mode: one theorem 1 (the paper's TTRL: 1 question × n samples), a list one per
-    problem up to `full_batch_size`, a split or full-dataset training `full_batch_size`. With one prompt slot per
-    problem every problem of a small set gets n attempts a step, the pace of single-theorem TTRL; the set's draw keeps
-    the batch this size as problems retire (`sdpo_ext.ttrl.problem_set`)."""
-    mode = ttrl_mode(theorem, theorems, split)
-    if mode == "theorem":
-        return 1
-    if mode == "theorems":
-        return max(1, min(len(theorems), int(full_batch_size)))
-    return int(full_batch_size)
 
 
 @dataclass

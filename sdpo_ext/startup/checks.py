@@ -203,7 +203,8 @@ def reward_problems(config: DictConfig | dict) -> list[str]:
 def ttrl_problems(config: DictConfig) -> list[str]:
     """The TTRL names (`sdpo.ttrl.theorem` / `.theorems`) that `TheoremFilterDataset` does not find in the data
     files, with its closest names; nothing to check without TTRL, or while a file is missing (data_problems)."""
-    from sdpo_ext.config import run_config  # imports verl; SDPOTrainer reads the `sdpo` block the same way
+    # not at the top: sdpo_ext.config imports verl, whose plugin loading imports the trainer, which imports this module
+    from sdpo_ext.config import run_config
     from sdpo_ext.ttrl.dataset import TheoremFilterDataset, ttrl_data_config
 
     settings = run_config(config)

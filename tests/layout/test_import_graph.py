@@ -3,7 +3,8 @@
 sdpo_attempts (stdlib only) <- sdpo_ext (training); lean_env (Lean, no verl) <- reward <- sdpo_data <- sdpo_eval, and
 sdpo_eval also imports sdpo_attempts. Lazy imports inside functions count too. Inside sdpo_ext, the rule is by folder:
 every module under sdpo_ext/loss/ and sdpo_ext/teacher/ is pure, it imports only the standard library, torch, numpy and
-modules of sdpo_ext.loss / sdpo_ext.teacher (no verl, no transformers, no glue).
+modules of sdpo_ext.loss / sdpo_ext.teacher (no verl, no transformers, no glue). The other verl-free parts of
+sdpo_ext are held to what their docstrings say they import (VERL_FREE).
 """
 from __future__ import annotations
 
@@ -26,6 +27,15 @@ ALLOWED = {
 # the pure folders of sdpo_ext (docs/sdpo_math.md): the stdlib, torch, numpy and each other only, no verl
 PURE_FOLDERS = ("sdpo_ext/loss", "sdpo_ext/teacher")
 PURE_ALLOWED_TOP = set(sys.stdlib_module_names) | {"torch", "numpy"}
+# the verl-free parts of the sdpo_ext glue: path -> the top-level packages and our modules (dotted prefixes) it may
+# import; the README's layout table and each part's docstring say the same
+VERL_FREE = {
+    "sdpo_ext/attention": ({"torch", "transformers", "flash_attn"}, ("sdpo_ext.attention",)),
+    "sdpo_ext/ttrl/problem_set.py": (set(), ("sdpo_attempts",)),
+    "sdpo_ext/ttrl/modes.py": (set(), ()),
+    "sdpo_ext/resolvers.py": ({"omegaconf"}, ("sdpo_ext.startup.small_host", "sdpo_ext.ttrl.modes")),
+    "sdpo_ext/startup/small_host.py": ({"omegaconf", "ray"}, ()),
+}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -74,4 +84,15 @@ def test_the_pure_sdpo_folders_import_only_the_stdlib_torch_numpy_and_each_other
     assert len(paths) > 1, f"{folder} has no modules"
     wrong = {f"{path.relative_to(ROOT)} imports {name}" for path in paths for name in imported_modules(path)
              if name.split(".")[0] not in PURE_ALLOWED_TOP and not _pure_home(name)}
+    assert not wrong, sorted(wrong)
+
+
+@pytest.mark.parametrize("part", sorted(VERL_FREE))
+def test_the_verl_free_parts_of_the_glue_import_only_what_they_claim(part):
+    tops, ours = VERL_FREE[part]
+    paths = sorted((ROOT / part).rglob("*.py")) if (ROOT / part).is_dir() else [ROOT / part]
+    assert paths and all(path.exists() for path in paths), f"{part} has no modules"
+    wrong = {f"{path.relative_to(ROOT)} imports {name}" for path in paths for name in imported_modules(path)
+             if name.split(".")[0] not in set(sys.stdlib_module_names) | tops
+             and not any(name == own or name.startswith(own + ".") for own in ours)}
     assert not wrong, sorted(wrong)
