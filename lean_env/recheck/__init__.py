@@ -19,6 +19,9 @@ project the user provides, and checked by one of three tools (each read in its s
   `lake env safe_verify target.olean submission.olean` replays both into the kernel and compares the declarations'
   kinds and types and the axioms used.
 
+`common` holds what the runners share (jobs, results, running a tool), `compile` reads `lean --json` output, and
+`online` is the strict mode: the reward re-checks each proof it is about to pay for.
+
 Contract: `recheck_one` never raises; every job gets one `RecheckResult` with status
   confirmed  the tool accepted the proof
   rejected   the tool (or today's screen, or the offline compile) refused it; `message` holds the reason
