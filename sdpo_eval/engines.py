@@ -20,6 +20,8 @@ Prompt = Union[str, list]
 
 @dataclass(frozen=True)
 class SamplingParams:
+    """How one generation samples: temperature (0: greedy), top-p, the token limit, the seed, stop strings."""
+
     temperature: float = 0.0          # 0 = greedy
     top_p: float = 1.0
     max_new_tokens: int = 1024
@@ -29,6 +31,8 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class Completion:
+    """One generated reply: its text, token count and finish reason."""
+
     text: str
     num_tokens: int
     finish_reason: str                # "stop" (EOS or stop string) or "length"
@@ -53,17 +57,22 @@ class ModelSpec:
 
     @property
     def label(self) -> str:
+        """The model's name in reports: the path, with the GGUF file when there is one."""
         return f"{self.path}/{self.gguf_file}" if self.gguf_file else self.path
 
 
 class Engine(Protocol):
+    """A generation engine for one model (vLLM or transformers)."""
+
     spec: ModelSpec
 
     @property
-    def has_chat_template(self) -> bool: ...
+    def has_chat_template(self) -> bool:
+        """Whether the tokenizer has a chat template."""
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
-                 seeds: Sequence[int] | None = None) -> list[Completion]: ...
+                 seeds: Sequence[int] | None = None) -> list[Completion]:
+        """One completion per prompt, in order; prompt i is sampled with seeds[i] (default: params.seed + i)."""
 
 
 def _seeds(n: int, params: SamplingParams, seeds: Sequence[int] | None) -> list[int]:
@@ -128,10 +137,12 @@ class TransformersEngine:
 
     @property
     def has_chat_template(self) -> bool:
+        """Whether the tokenizer has a chat template."""
         return bool(getattr(self.tokenizer, "chat_template", None))
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
                  seeds: Sequence[int] | None = None) -> list[Completion]:
+        """`Engine.generate` with transformers' `generate`, in batches of `batch_size`."""
         from tqdm.auto import tqdm
 
         seeds = _seeds(len(prompts), params, seeds)
@@ -187,10 +198,12 @@ class VllmEngine:
 
     @property
     def has_chat_template(self) -> bool:
+        """Whether the tokenizer has a chat template."""
         return bool(getattr(self.tokenizer, "chat_template", None))
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
                  seeds: Sequence[int] | None = None) -> list[Completion]:
+        """`Engine.generate` in one vLLM call."""
         from vllm import SamplingParams as VllmParams
 
         requests = [{"prompt_token_ids": _prompt_ids(self.tokenizer, p)} for p in prompts]
@@ -211,6 +224,8 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 @dataclass
 class EngineOptions:
+    """How the evaluation CLIs load and run a model (their `--backend`, `--dtype`, ... flags)."""
+
     backend: str = "auto"             # auto | vllm | transformers
     tensor_parallel_size: int = 1
     gpu_memory_utilization: float = 0.85
@@ -239,6 +254,7 @@ class EngineOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "EngineOptions":
+        """The options of parsed flags; ValueError names a bad one."""
         if args.batch_size < 1:
             raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
         return cls(backend=args.backend, tensor_parallel_size=args.tensor_parallel_size,

@@ -195,6 +195,7 @@ def _summary(args, ks, tables, comparison, per_model) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
     ks = _check(parser, args)

@@ -68,6 +68,7 @@ class Verifier:
         return self._loop.run_until_complete(self._reward.verify_many(items, **self._kwargs))
 
     def close(self) -> None:
+        """Close the Lean backends and the event loop."""
         self._loop.run_until_complete(self._backends.aclose_backends())
         self._loop.close()
 
@@ -234,6 +235,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     passk = sub.add_parser("passk", help="unbiased pass@k")

@@ -56,6 +56,7 @@ class SDPOTeacherConfig(BaseConfig):
 
     @property
     def needs_reference_model(self) -> bool:
+        """Whether the mode keeps a second copy of the weights in verl's reference slot."""
         return self.mode in ("ema", "trust_region", "frozen")
 
 
@@ -141,6 +142,7 @@ class SDPOActorConfig(FSDPActorConfig):
 
     @property
     def sdpo_enabled(self) -> bool:
+        """Whether this actor's policy loss is the SDPO loss (`sdpo_loss_selected`)."""
         return sdpo_loss_selected(self.policy_loss)
 
 

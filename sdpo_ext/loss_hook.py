@@ -112,6 +112,8 @@ class SDPOLoss:
 
     # ---------------------------------------------------------------- per token (logits processor)
     def per_token(self, student_logits: torch.Tensor, data: TensorDict) -> dict[str, torch.Tensor]:
+        """verl's first call: the student's logits [1, nnz, V] -> per-token log-probs and the SDPO divergence
+        against the teacher of each sample (log-probs only on a log-prob forward)."""
         logits = student_logits.squeeze(0)  # (nnz, V), already divided by the rollout temperature
         if tu.get_non_tensor_data(data, LOG_PROBS_ONLY, False):
             return {"log_probs": self._log_probs(logits, data).unsqueeze(0)}
@@ -183,6 +185,8 @@ class SDPOLoss:
 
     # ---------------------------------------------------------------- loss (after the forward)
     def loss(self, model_output: dict, data: TensorDict, dp_group=None):
+        """verl's second call: the model outputs -> the aggregated loss (SDPO, blended with PPO-clip or routed by
+        variant) and its metrics."""
         if tu.get_non_tensor_data(data, LOG_PROBS_ONLY, False):  # a forward for the log-probs: nothing to optimise
             return torch.zeros((), device=model_output["log_probs"].device), {}
         cfg = self.config

@@ -27,14 +27,17 @@ def _named(ttrl: Mapping[str, Any] | None) -> tuple[Any, Any, Any]:
 
 
 def ttrl_pick(ttrl: Mapping[str, Any] | None, when_ttrl: Any, otherwise: Any) -> Any:
+    """`${sdpo.ttrl_pick:${sdpo.ttrl},A,B}`: `when_ttrl` when the block names problems, else `otherwise`."""
     return when_ttrl if ttrl_mode(*_named(ttrl)) is not None else otherwise
 
 
 def ttrl_prompts(ttrl: Mapping[str, Any] | None, full_batch_size: int) -> int:
+    """`${sdpo.ttrl_prompts:${sdpo.ttrl},FULL}`: the step's prompt count (`ttrl_prompts_per_step`)."""
     return ttrl_prompts_per_step(*_named(ttrl), full_batch_size)
 
 
 def sequence_tokens(prompt_length: int, response_length: int) -> int:
+    """`${sdpo.sequence_tokens:PROMPT,RESPONSE}`: the longest sequence, PROMPT + RESPONSE tokens."""
     return int(prompt_length) + int(response_length)
 
 

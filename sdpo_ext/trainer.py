@@ -57,6 +57,8 @@ def _as_list(value) -> list:
 
 
 class SDPOTrainer(TTRLHooks, PPOTrainerSync):
+    """verl's PPOTrainerSync plus the steps of the module docstring; registered as the "sync" trainer."""
+
     def __init__(self, config):
         # Imported here, not at the top: sdpo_ext.config imports verl, whose plugin loading imports this module; a
         # process that imports sdpo_ext.config first (e.g. unpickling an actor config) would otherwise hit the cycle

@@ -40,6 +40,8 @@ _PREFIX = re.compile(r"(?:\s*(?:/-.*?-/|@\[[^\]]*\]|scoped\[[^\]]*\]|scoped|loca
 
 @dataclass(frozen=True)
 class Lexeme:
+    """One lexeme of Lean source as the declaration reader sees it (not Lean's own tokens)."""
+
     kind: str       # word, str (a `"…"` atom), nonreserved (`&"…"`), sym, num
     text: str       # for str/nonreserved: the decoded string, untrimmed
     start: int
@@ -48,6 +50,8 @@ class Lexeme:
 
 @dataclass(frozen=True)
 class Declaration:
+    """One syntax declaration of Lean source: its head, atoms, category, scope and the names it uses."""
+
     head: str                  # `syntax`, `notation`, ...
     atoms: tuple[str, ...]     # trimmed `"…"` atoms of the signature, in order, empty ones dropped
     category: str              # `term` for notation/infix/prefix/postfix/binder_predicate

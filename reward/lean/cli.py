@@ -218,6 +218,7 @@ def verify_file(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     return verify_file(_parser().parse_args(argv))
 
 
