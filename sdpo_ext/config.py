@@ -36,9 +36,8 @@ class SDPOTeacherConfig(BaseConfig):
     share_prompt_prefix: compute the prefix a group's teacher prompts share once per group
     (sdpo_ext.teacher.shared_prefix);
     the same logits up to rounding. For the teachers whose weights are fixed during the update (ema, frozen with a
-    reference model). Off by default: on an H200 with SDPA (no flash-attn) it made the teacher forward slower, 5.5 s vs
-    4.3 s at 2K and 15.8 s vs 9.5 s at 8K (bench/step_time, issue 18): attending to a cached prefix loses SDPA's causal
-    flash kernel.
+    reference model). Off by default: with SDPA (no flash-attn) it made the teacher forward slower at 2K and 8K
+    (bench/step_time/README.md, the fair step time): attending to a cached prefix loses SDPA's causal flash kernel.
     """
 
     mode: str = "ema"
