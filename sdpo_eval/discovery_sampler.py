@@ -56,6 +56,7 @@ class ProblemState:
     last_failure: dict[int, tuple[str, str]] = field(default_factory=dict)  # slot -> (response, feedback)
 
     def open(self, budget: int, stop_on_success: bool) -> bool:
+        """Whether the problem still has budget and, with `stop_on_success`, no valid attempt yet."""
         return self.judged < budget and not (stop_on_success and self.first is not None)
 
 
@@ -84,6 +85,7 @@ class Judge:
         return [r if isinstance(r, dict) else {"score": float(r)} for r in results]
 
     def close(self) -> None:
+        """Close the Lean backends (when the reward opened any) and the event loop."""
         factory = sys.modules.get("lean_env.backends.factory")  # imported only by the Lean reward
         if factory is not None:
             self._loop.run_until_complete(factory.aclose_backends())
@@ -264,6 +266,7 @@ def _run_one(setting: RecipeSampling, engine: Engine, judge: Judge, method: str,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--recipe", required=True, help="an sdpo_<model> recipe (its reprompt block is used)")
     parser.add_argument("--problems", required=True, help="comma-separated problem names")

@@ -139,14 +139,17 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
 
     # ------------------------------------------------------------------ start-up marks (sdpo_ext.startup.timeline)
     def on_init_end(self):
+        """verl's hook after the trainer's set-up, marked `init_done` on the start-up timeline."""
         mark("init_done")
         super().on_init_end()
 
     def on_train_begin(self):
+        """verl's hook before the first step, marked `train_begin`."""
         mark("train_begin")
         super().on_train_begin()
 
     def on_step_end(self):
+        """verl's hook after each step, marked `first_step_done` (printed once per process)."""
         mark("first_step_done")
         super().on_step_end()
 

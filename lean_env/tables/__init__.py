@@ -1,7 +1,7 @@
 """Lean's token and command tables as data (`tokens.txt`, `commands.txt`), made by `make_tables` from the sources,
 and its tactic names (`tactics.txt`, made by `make_tactics`: a tactic's leading word is no token). `lean_source` reads
 the syntax declarations out of Lean source text for both; `raw_syntax` finds the syntax that reads characters itself
-(`raw_syntax.txt`, `scoped_syntax.txt`).
+(`raw_syntax.txt`, `scoped_syntax.txt`); `make_meta` lists the meta-level API (`meta_names.txt`).
 
 `load(name)` reads one table: the `--` lines are the header (sources and commits), every other line is
 `<entry>\t<scope>` with scope `global` or `scoped` (active only after `open <namespace>`).
