@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from sdpo_attempts.log import AttemptLog
-from sdpo_eval.engines import Completion, Engine, SamplingParams
+from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, VllmEngine, load_engine
+from sdpo_options.flags import add_flags, from_flags
 
 SAMPLER_METHODS = ("best_of_k", "reprompt")
 RewardFn = Callable[..., Any]
@@ -274,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", required=True, help="comma-separated method:seed, e.g. best_of_k:1,reprompt:1")
     parser.add_argument("--out-dir", type=Path, required=True, help="one sub-folder per method and seed")
     parser.add_argument("--keep-going", action="store_true", help="spend the whole budget (base rates)")
-    parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"])
+    add_flags(parser, EngineOptions)
     parser.add_argument("--vllm-kv-cache-bytes", type=int, default=None,
                         help="vLLM: a fixed KV cache (for sharing the GPU with training runs)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of the recipe (after --)")
@@ -291,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         message = str(e)
         print(message if message.startswith("error:") else f"error: {message}", file=sys.stderr)
         return 2
-    engine = _engine(setting.model, args.backend, args.vllm_kv_cache_bytes)
+    engine = _engine(setting.model, from_flags(EngineOptions, args), args.vllm_kv_cache_bytes)
     results = run_all(setting, engine, runs, args.budget, out_dir, not args.keep_going,
                       tokenizer=getattr(engine, "tokenizer", None))
     for r in results:
@@ -299,13 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _engine(model: str, backend: str, kv_cache_bytes: int | None) -> Engine:
-    from sdpo_eval.engines import EngineOptions, ModelSpec, VllmEngine, load_engine
-
-    if backend == "vllm" and kv_cache_bytes:
+def _engine(model: str, options: EngineOptions, kv_cache_bytes: int | None) -> Engine:
+    if options.backend == "vllm" and kv_cache_bytes:
         return VllmEngine(ModelSpec.parse(model), gpu_memory_utilization=0.05,
                           extra={"kv_cache_memory_bytes": kv_cache_bytes, "enforce_eager": True})
-    return load_engine(ModelSpec.parse(model), EngineOptions(backend=backend))
+    return load_engine(ModelSpec.parse(model), options)
 
 
 if __name__ == "__main__":

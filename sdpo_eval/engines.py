@@ -10,10 +10,11 @@ HF ids, local folders or a GGUF file.
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence, Union
+
+from sdpo_options.flags import option
 
 Prompt = Union[str, list]
 
@@ -220,46 +221,26 @@ class VllmEngine:
 
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+ENGINES = ("auto", "vllm", "transformers")
 
 
 @dataclass
 class EngineOptions:
-    """How the evaluation CLIs load and run a model (their `--backend`, `--dtype`, ... flags)."""
+    """How the evaluation CLIs load and run a model; their flags are built from these fields (`sdpo_options.flags`)."""
 
-    backend: str = "auto"             # auto | vllm | transformers
-    tensor_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.85
-    max_model_len: int | None = None
-    dtype: str = "auto"               # model weights and compute: one of DTYPES
-    tokenizer: str | None = None      # vLLM + GGUF: the HF tokenizer to use
-    batch_size: int = 8               # transformers: prompts per padded batch (vLLM schedules its own batches)
+    backend: str = option("auto", "generation engine; auto: vLLM with CUDA and vLLM installed, else transformers",
+                          choices=ENGINES)
+    tensor_parallel_size: int = option(1, "vLLM: GPUs per model")
+    gpu_memory_utilization: float = option(0.85, "vLLM: share of GPU memory it may take")
+    max_model_len: int | None = option(None, "vLLM: context length (None: the model's)")
+    dtype: str = option("auto", "model weights and compute (auto: the checkpoint's on GPU, float32 on CPU)",
+                        choices=DTYPES)
+    tokenizer: str | None = option(None, "vLLM: the HF tokenizer of a GGUF model")
+    batch_size: int = option(8, "transformers: prompts per padded batch (vLLM schedules its own batches)")
 
-    @classmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        """The command-line options behind these fields (shared by the eval commands)."""
-        parser.add_argument("--tokenizer", default=None, help="vLLM: tokenizer for a GGUF model")
-        parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"],
-                            help="generation engine; auto: vLLM with CUDA and vLLM installed, else transformers "
-                                 "(default: %(default)s)")
-        parser.add_argument("--tensor-parallel-size", type=int, default=1,
-                            help="vLLM: GPUs per model (default: %(default)s)")
-        parser.add_argument("--gpu-memory-utilization", type=float, default=0.85,
-                            help="vLLM: share of GPU memory it may take (default: %(default)s)")
-        parser.add_argument("--max-model-len", type=int, default=None,
-                            help="vLLM: context length (default: the model's)")
-        parser.add_argument("--dtype", default="auto", choices=DTYPES,
-                            help="model dtype (auto: the checkpoint's on GPU, float32 on CPU)")
-        parser.add_argument("--batch-size", type=int, default=8,
-                            help="transformers: prompts per padded batch (default: %(default)s)")
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> "EngineOptions":
-        """The options of parsed flags; ValueError names a bad one."""
-        if args.batch_size < 1:
-            raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
-        return cls(backend=args.backend, tensor_parallel_size=args.tensor_parallel_size,
-                   gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=args.max_model_len,
-                   dtype=args.dtype, tokenizer=args.tokenizer, batch_size=args.batch_size)
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ValueError(f"--batch-size must be >= 1, got {self.batch_size}")
 
 
 def load_engine(spec: ModelSpec, options: EngineOptions | None = None) -> Engine:

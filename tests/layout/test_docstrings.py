@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TOPS = ("sdpo_attempts", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext", "recipes", "hydra_plugins")
+TOPS = ("sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext", "recipes",
+        "hydra_plugins")
 PACKAGES = sorted(init.parent for top in TOPS for init in (ROOT / top).rglob("__init__.py"))
 
 

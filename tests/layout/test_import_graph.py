@@ -1,10 +1,10 @@
 """Imports go down: each package imports only the packages below it (read from the source with ast, no import).
 
-sdpo_attempts (stdlib only) <- sdpo_ext (training); lean_env (Lean, no verl) <- reward <- sdpo_data <- sdpo_eval, and
-sdpo_eval also imports sdpo_attempts. Lazy imports inside functions count too. Inside sdpo_ext, the rule is by folder:
-every module under sdpo_ext/loss/ and sdpo_ext/teacher/ is pure, it imports only the standard library, torch, numpy and
-modules of sdpo_ext.loss / sdpo_ext.teacher (no verl, no transformers, no glue). The other verl-free parts of
-sdpo_ext are held to what their docstrings say they import (VERL_FREE).
+sdpo_attempts (stdlib only) <- sdpo_ext (training); sdpo_options (stdlib only) <- lean_env (Lean, no verl) <- reward <-
+sdpo_data <- sdpo_eval, and sdpo_eval also imports sdpo_attempts. Lazy imports inside functions count too. Inside
+sdpo_ext, the rule is by folder: every module under sdpo_ext/loss/ and sdpo_ext/teacher/ is pure, it imports only the
+standard library, torch, numpy and modules of sdpo_ext.loss / sdpo_ext.teacher (no verl, no transformers, no glue).
+The other verl-free parts of sdpo_ext are held to what their docstrings say they import (VERL_FREE).
 """
 from __future__ import annotations
 
@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = {"sdpo_attempts", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext"}
+OURS = {"sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext"}
 ALLOWED = {
     "sdpo_attempts": set(),
-    "lean_env": set(),
-    "reward": {"lean_env"},
-    "sdpo_data": {"lean_env", "reward"},
-    "sdpo_eval": {"sdpo_attempts", "lean_env", "reward", "sdpo_data"},
+    "sdpo_options": set(),
+    "lean_env": {"sdpo_options"},
+    "reward": {"sdpo_options", "lean_env"},
+    "sdpo_data": {"sdpo_options", "lean_env", "reward"},
+    "sdpo_eval": {"sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data"},
     "sdpo_ext": {"sdpo_attempts"},
 }
 # the pure folders of sdpo_ext (docs/sdpo_math.md): the stdlib, torch, numpy and each other only, no verl
@@ -62,7 +63,7 @@ def test_a_package_imports_only_the_packages_below_it(package):
     assert not wrong, sorted(wrong)
 
 
-@pytest.mark.parametrize("package", ["sdpo_attempts", "lean_env"])
+@pytest.mark.parametrize("package", ["sdpo_attempts", "sdpo_options", "lean_env"])
 def test_the_bottom_packages_do_not_import_verl(package):
     assert not any("verl" in imported_packages(path) for path in (ROOT / package).rglob("*.py"))
 
