@@ -26,8 +26,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from lean_env.tables.lean_source import lexemes, namespaces
+from lean_env.tables.lean_source import namespaces
 from lean_env.tables.make_tables import _closure, _git, _read_tree, add_source_arguments, source_packages
+from lean_env.tables.source_lexemes import lexemes
 
 SEEDS = frozenset({"MetaM", "TacticM", "TermElabM", "CommandElabM", "CoreM", "MacroM", "AttrM", "SimpM", "DelabM",
                    "ImportM", "IO", "EIO", "BaseIO", "Environment", "MessageLog"})
