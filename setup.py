@@ -8,7 +8,8 @@ setup(
     python_requires=">=3.10",
     # hydra_plugins is a namespace package shared with other Hydra plugins (it must have no __init__.py).
     packages=find_packages(
-        include=["sdpo_attempts*", "sdpo_ext*", "lean_env*", "reward*", "recipes*", "sdpo_data*", "sdpo_eval*"]
+        include=["sdpo_attempts*", "sdpo_options*", "sdpo_ext*", "lean_env*", "reward*", "recipes*", "sdpo_data*",
+                 "sdpo_eval*"]
     )
     + find_namespace_packages(include=["hydra_plugins", "hydra_plugins.*"]),
     package_data={"recipes": ["*/*.yaml"], "lean_env": ["tables/*.txt"]},

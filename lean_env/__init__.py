@@ -1,5 +1,12 @@
 """Lean 4 proof checking for RL rewards (no verl imports).
 
+One proof's path, wired by `verify`: `parse` (the answer block) -> `screen` (an allowlist of commands over the tokens
+of `lexer` and `commands`, with the rules of `rules` and `meta_code` and the tables of `tables/`) -> `assemble` (the
+file that is checked) -> a backend of `backends/` -> `judge` (the verdict) -> `feedback` (the teacher's text).
+Beside it: `types` (the value types), `options` (each setting's one typed home), `text` (source text helpers),
+`version` (which Lean a backend runs), `recheck/` (the offline and strict kernel re-check), `testing/` (the Lean
+doubles).
+
 Public entry points: `screen`, `extract_answer`, `build_check`, `judge`, `render_feedback`,
 `verify`, `Task`, the value types, and the backends in `lean_env.backends.{kimina,repl,ray_actor}`, built from
 options by `lean_env.backends.factory` (imported lazily, so `import lean_env` stays light).

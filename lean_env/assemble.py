@@ -57,6 +57,9 @@ DEFAULT_HEADER = ("import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 4000
 
 @dataclass(frozen=True)
 class CheckPlan:
+    """The file to check (`snippet`) and where its parts sit: the visible code's offset, the statement check's line and
+    the axiom audit's line (body lines), which `judge` and `render_feedback` read."""
+
     snippet: Snippet
     name: str
     visible_offset: int           # body line number = visible line number + visible_offset

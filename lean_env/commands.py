@@ -50,11 +50,15 @@ class Prefix:
 
     @property
     def keyword(self) -> str:
+        """The prefix's leading keyword (`open` or `set_option`)."""
         return self.tokens[0].text
 
 
 @dataclass
 class Command:
+    """One top-level command of a model's answer, split into the parts the screen judges: prefixes, attributes,
+    modifiers, head keyword, body."""
+
     prefixes: list[Prefix] = field(default_factory=list)      # `open … in` / `set_option … in` before the head
     attributes: list[list[Token]] = field(default_factory=list)   # the tokens inside each `@[…]`
     modifiers: list[Token] = field(default_factory=list)

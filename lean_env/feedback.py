@@ -24,6 +24,9 @@ _FIXED = {
 def render_feedback(judgement: Judgement, plan: CheckPlan | None = None, *, max_errors: int = 5,
                     max_message_chars: int = 600, context_before: int = 2, context_after: int = 1,
                     max_chars: int = 3000) -> str:
+    """The teacher's text for `judgement` ("" for VALID and for what is no verdict on the proof: INFRA, TIMEOUT,
+    BAD_TASK): Lean's errors with line:col in the visible code and a few lines of context when `plan` is given, else a
+    fixed sentence per verdict; capped as the module docstring says."""
     v = judgement.verdict
     if v in (Verdict.VALID, Verdict.INFRA, Verdict.TIMEOUT, Verdict.BAD_TASK):
         return ""

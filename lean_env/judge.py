@@ -31,6 +31,9 @@ NATIVE_AXIOMS = frozenset({"Lean.ofReduceBool", "Lean.ofReduceNat", "Lean.trustC
 
 @dataclass(frozen=True)
 class Judgement:
+    """A Lean run's verdict, a one-line `detail`, the proof's errors (for the feedback) and the axioms the audit
+    reported."""
+
     verdict: Verdict
     detail: str
     errors: tuple[LeanMessage, ...] = field(default=())   # proof errors for the feedback

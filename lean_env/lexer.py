@@ -56,6 +56,9 @@ _RUN = re.compile(f"[^\\s{_ID_REST}()\\[\\]{{}}⟨⟩,]*")   # how far a token u
 
 
 class Token(NamedTuple):
+    """One span of the text: its `kind` (ident, sym, str, char, num, comment, error, ...), `text` and [start, end)
+    offsets."""
+
     kind: str
     text: str
     start: int

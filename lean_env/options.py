@@ -5,6 +5,7 @@ one `verify` call needs (limits and retries); `RecheckOptions` is the strict onl
 by an external kernel tool, `lean_env.recheck`); `LeanOptions` adds the per-run settings (Lean version check,
 concurrency). The flat keyword names of the four (`option_fields`) are verl's `reward_kwargs` of `reward.lean` and
 the flags of `python -m reward.lean.cli verify`.
+Each field is an `option` (`sdpo_options.flags`: default and doc written once; the CLI's flags are built from them).
 A backend field whose default is None and whose metadata names an env var falls back to that variable, then to its
 `fallback` (`BackendOptions.resolved`).
 """
@@ -12,44 +13,40 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from lean_env.rules import HEADER_MAX_HEARTBEATS
+from sdpo_options.flags import check_types, option, options_of
 
 BACKENDS = ("kimina", "repl", "repl-ray")
-
-
-def _opt(default: Any, doc: str, env: str | None = None, fallback: Any = None) -> Any:
-    return field(default=default, metadata={"doc": doc, "env": env, "fallback": fallback})
 
 
 @dataclass(frozen=True)
 class BackendOptions:
     """How the Lean backend is built and sized; equal options share one backend."""
 
-    backend: str | None = _opt(None, "kimina (HTTP server) | repl (local `lake exe repl`) | repl-ray",
-                               env="LEAN_BACKEND", fallback="kimina")
-    url: str | None = _opt(None, "Kimina base URL", env="LEAN_SERVER_API_URL", fallback="http://localhost:8000")
-    api_key: str | None = _opt(None, "Kimina API key", env="LEAN_SERVER_API_KEY")
-    endpoint: str = _opt("check", "Kimina: check (/api/check) or verify (legacy /verify)")
-    batch_size: int = _opt(8, "Kimina snippets per request")
-    server_repls: int = _opt(8, "Kimina: the server's LEAN_SERVER_MAX_REPLS; cap on snippets in flight")
-    repl_command: str | None = _opt(None, "command starting one REPL", env="LEAN_REPL_COMMAND",
-                                    fallback="lake exe repl")
-    workspace: str | None = _opt(None, "Mathlib workspace (cwd of the REPL)", env="LEAN_WORKSPACE")
-    num_repls: int = _opt(1, "REPL processes per pool")
-    max_uses: int = _opt(500, "recycle a REPL after this many proofs")
-    max_rss_mb: float | None = _opt(None, "recycle a REPL whose process tree exceeds this RSS (None: never)")
-    mem_limit_mb: int | None = _opt(None, "RLIMIT_AS per REPL process (None: unlimited)")
-    import_timeout_s: float = _opt(300.0, "header import limit for a fresh REPL (Kimina: re-send limit after a "
-                                          "header timeout); also the Lean version query's limit")
-    ray_actors: int = _opt(1, "repl-ray: number of Ray actors each holding a pool")
+    backend: str | None = option(None, "kimina (HTTP server) | repl (local `lake exe repl`) | repl-ray",
+                                 env="LEAN_BACKEND", fallback="kimina", choices=BACKENDS)
+    url: str | None = option(None, "Kimina base URL", env="LEAN_SERVER_API_URL", fallback="http://localhost:8000")
+    api_key: str | None = option(None, "Kimina API key", env="LEAN_SERVER_API_KEY")
+    endpoint: str = option("check", "Kimina: check (/api/check) or verify (legacy /verify)")
+    batch_size: int = option(8, "Kimina snippets per request")
+    server_repls: int = option(8, "Kimina: the server's LEAN_SERVER_MAX_REPLS; cap on snippets in flight")
+    repl_command: str | None = option(None, "command starting one REPL", env="LEAN_REPL_COMMAND",
+                                      fallback="lake exe repl")
+    workspace: str | None = option(None, "Mathlib workspace (cwd of the REPL)", env="LEAN_WORKSPACE")
+    num_repls: int = option(1, "REPL processes per pool")
+    max_uses: int = option(500, "recycle a REPL after this many proofs")
+    max_rss_mb: float | None = option(None, "recycle a REPL whose process tree exceeds this RSS (None: never)")
+    mem_limit_mb: int | None = option(None, "RLIMIT_AS per REPL process (None: unlimited)")
+    import_timeout_s: float = option(300.0, "header import limit for a fresh REPL (Kimina: re-send limit after a "
+                                            "header timeout); also the Lean version query's limit")
+    ray_actors: int = option(1, "repl-ray: number of Ray actors each holding a pool")
 
     def __post_init__(self) -> None:
-        _check_types(self)
+        check_types(self, "Lean reward")
 
     def resolved(self) -> BackendOptions:
         """These options with every unset env-backed field read from its env var, then its fallback."""
@@ -67,17 +64,17 @@ class BackendOptions:
 class CheckOptions:
     """Limits and retries of one proof check (`lean_env.verify.verify`)."""
 
-    timeout_s: float = _opt(60.0, "per-proof Lean wall-clock limit")
-    infra_retries: int = _opt(2, "re-runs after an infrastructure failure")
-    timeout_retries: int = _opt(1, "re-runs after a timeout")
-    backoff_s: float = _opt(1.0, "first retry delay, doubled per retry")
-    statement_check: bool = _opt(True, "the kernel confirms the theorem's type is the dataset statement's")
-    max_heartbeats: int = _opt(HEADER_MAX_HEARTBEATS, "maxHeartbeats of the model's code (set where its section "
-                                                      "opens; the dataset headers set 0, i.e. no bound); 0: the "
-                                                      "header's")
+    timeout_s: float = option(60.0, "per-proof Lean wall-clock limit")
+    infra_retries: int = option(2, "re-runs after an infrastructure failure")
+    timeout_retries: int = option(1, "re-runs after a timeout")
+    backoff_s: float = option(1.0, "first retry delay, doubled per retry")
+    statement_check: bool = option(True, "the kernel confirms the theorem's type is the dataset statement's")
+    max_heartbeats: int = option(HEADER_MAX_HEARTBEATS, "maxHeartbeats of the model's code (set where its section "
+                                                        "opens; the dataset headers set 0, i.e. no bound); 0: the "
+                                                        "header's")
 
     def __post_init__(self) -> None:
-        _check_types(self)
+        check_types(self, "Lean reward")
         if not isinstance(self.max_heartbeats, int) or self.max_heartbeats < 0:
             raise ValueError(f"max_heartbeats must be a whole number >= 0 (0: the header's), "
                              f"got {self.max_heartbeats!r}")
@@ -97,17 +94,17 @@ class RecheckOptions:
         recheck_command="/opt/SafeVerify/.lake/build/bin/safe_verify"`
     """
 
-    strict_recheck: bool = _opt(False, "re-check every VALID proof with an external kernel tool before paying it")
-    recheck_tool: str = _opt("safeverify", "strict_recheck: comparator | lean4checker | safeverify")
-    recheck_project: str | None = _opt(None, "strict_recheck: Lean project (lakefile, Mathlib at the dataset's "
-                                             "toolchain; docs/lean.md, offline re-check)")
-    recheck_command: str | None = _opt(None, "strict_recheck: the tool's command line (None: comparator, "
-                                             "lean4checker or safe_verify on PATH)")
-    recheck_timeout_s: float = _opt(600.0, "strict_recheck: wall-clock limit of one tool run (then infra)")
-    recheck_workers: int = _opt(1, "strict_recheck: tool runs at once per reward process (comparator: 1)")
+    strict_recheck: bool = option(False, "re-check every VALID proof with an external kernel tool before paying it")
+    recheck_tool: str = option("safeverify", "strict_recheck: comparator | lean4checker | safeverify")
+    recheck_project: str | None = option(None, "strict_recheck: Lean project (lakefile, Mathlib at the dataset's "
+                                               "toolchain; docs/lean.md, offline re-check)")
+    recheck_command: str | None = option(None, "strict_recheck: the tool's command line (None: comparator, "
+                                               "lean4checker or safe_verify on PATH)")
+    recheck_timeout_s: float = option(600.0, "strict_recheck: wall-clock limit of one tool run (then infra)")
+    recheck_workers: int = option(1, "strict_recheck: tool runs at once per reward process (comparator: 1)")
 
     def __post_init__(self) -> None:
-        _check_types(self)
+        check_types(self, "Lean reward")
         if self.recheck_tool not in RECHECK_TOOLS:
             raise ValueError(f"recheck_tool must be one of {RECHECK_TOOLS}, got {self.recheck_tool!r}")
         if self.strict_recheck and not self.recheck_project:
@@ -124,13 +121,13 @@ class LeanOptions:
     backend_options: BackendOptions = field(default_factory=BackendOptions)
     check: CheckOptions = field(default_factory=CheckOptions)
     recheck: RecheckOptions = field(default_factory=RecheckOptions)
-    lean_version: str | None = _opt(None, "the Lean the statements and model need (e.g. v4.9.0); checked once; "
-                                          "None: unchecked")
-    allow_lean_version_mismatch: bool = _opt(False, "run on another Lean anyway (logged), instead of stopping")
-    max_concurrency: int = _opt(8, "verify_many samples in flight")
+    lean_version: str | None = option(None, "the Lean the statements and model need (e.g. v4.9.0); checked once; "
+                                            "None: unchecked")
+    allow_lean_version_mismatch: bool = option(False, "run on another Lean anyway (logged), instead of stopping")
+    max_concurrency: int = option(8, "verify_many samples in flight")
 
     def __post_init__(self) -> None:
-        _check_types(self)
+        check_types(self, "Lean reward")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> LeanOptions:
@@ -147,28 +144,10 @@ class LeanOptions:
                    check=CheckOptions(**parts[CheckOptions]), recheck=RecheckOptions(**parts[RecheckOptions]), **own)
 
 
+OWNERS = (BackendOptions, CheckOptions, RecheckOptions, LeanOptions)
+"""The dataclasses whose `option` fields are the flat Lean options, in order."""
+
+
 def option_fields() -> list[tuple[type, dataclasses.Field]]:
     """(owning dataclass, field) of every flat option, in declaration order; names are unique across the four."""
-    return [(owner, f) for owner in (BackendOptions, CheckOptions, RecheckOptions, LeanOptions)
-            for f in dataclasses.fields(owner)
-            if "doc" in f.metadata]
-
-
-def option_type(owner: type, f: dataclasses.Field) -> type:
-    """The value type of an option (Optional unwrapped): bool, int, float or str."""
-    hint = typing.get_type_hints(owner)[f.name]
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    return args[0] if args else hint
-
-
-def _check_types(options: Any) -> None:
-    """A mistyped limit would fail inside a REPL pool, i.e. as infra, silently; so check numbers and flags here."""
-    for f in dataclasses.fields(options):
-        if "doc" not in f.metadata:
-            continue
-        value, kind = getattr(options, f.name), option_type(type(options), f)
-        not_a_number = isinstance(value, bool) or not isinstance(value, (int, float))
-        if value is not None and kind in (int, float) and not_a_number:
-            raise ValueError(f"Lean reward option {f.name} must be a number, got {value!r}")
-        if kind is bool and not isinstance(value, bool):   # "false" would be truthy
-            raise ValueError(f"Lean reward option {f.name} must be true or false, got {value!r}")
+    return [(owner, f) for owner in OWNERS for f in options_of(owner)]

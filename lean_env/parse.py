@@ -18,6 +18,8 @@ _LEAN_INFO = re.compile(r"(?i)^(lean4|lean)\b")
 
 @dataclass(frozen=True)
 class Extracted:
+    """The answer of a model output: status `ok` with its `code`, or `no_answer` / `truncated` with the `reason`."""
+
     status: Literal["ok", "no_answer", "truncated"]
     code: str | None
     reason: str

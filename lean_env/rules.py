@@ -90,6 +90,9 @@ LEXED_READERS = frozenset({"docComment", "interpolatedStr"})
 
 
 class RawSyntaxRow(NamedTuple):
+    """One row of `raw_syntax.txt`: a syntax that reads characters itself, its readers, scope, namespace, category,
+    atoms and source module."""
+
     readers: tuple[str, ...]
     scope: str
     namespace: str
@@ -100,6 +103,7 @@ class RawSyntaxRow(NamedTuple):
 
 
 def raw_syntax_rows() -> list[RawSyntaxRow]:
+    """The rows of the shipped `raw_syntax.txt`."""
     return [RawSyntaxRow(tuple(r[0].split(",")), *r[1:]) for r in rows("raw_syntax.txt")]
 
 

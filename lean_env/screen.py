@@ -56,6 +56,9 @@ class Statement:
 
 @dataclass(frozen=True)
 class ScreenResult:
+    """The screen's answer: `ok`, or the `reason` and `verdict` (FORBIDDEN, BAD_STATEMENT, ...) of a refusal; when ok,
+    the statement and the model's helpers and proof, which `build_check` assembles."""
+
     ok: bool
     reason: str
     verdict: Verdict | None = None   # None when ok

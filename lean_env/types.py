@@ -35,6 +35,8 @@ class Verdict(str, Enum):
 
 @dataclass(frozen=True)
 class LeanMessage:
+    """One message of Lean: severity, start and end position (body-relative lines, 0-based columns), text."""
+
     severity: Literal["trace", "info", "warning", "error"]
     line: int
     col: int
@@ -58,6 +60,7 @@ class Snippet:
 
     @property
     def header_lines(self) -> int:
+        """How many lines the header holds."""
         return self.header.count("\n")
 
     def __post_init__(self) -> None:
@@ -67,6 +70,9 @@ class Snippet:
 
 @dataclass(frozen=True)
 class RunResult:
+    """What a backend returns for one snippet: outcome, time, Lean's messages and sorries, and what went wrong
+    when the outcome is INFRA or TIMEOUT."""
+
     id: str
     outcome: Outcome
     elapsed_s: float
@@ -84,8 +90,11 @@ class LeanBackend(Protocol):
 
     name: str
 
-    async def run(self, snippets: Sequence[Snippet], *, timeout_s: float) -> list[RunResult]: ...
+    async def run(self, snippets: Sequence[Snippet], *, timeout_s: float) -> list[RunResult]:
+        """The snippets' results, in order; a snippet's failure is its result (INFRA, TIMEOUT), never an exception."""
 
-    async def health(self) -> bool: ...
+    async def health(self) -> bool:
+        """Whether the backend answers a trivial check."""
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Release the backend's processes and connections."""

@@ -19,6 +19,8 @@ _ids = itertools.count()
 
 @dataclass(frozen=True)
 class Task:
+    """One problem: the theorem's `name`, the dataset's exact `formal_statement` and its trusted `header`."""
+
     name: str
     formal_statement: str
     header: str = DEFAULT_HEADER
@@ -26,6 +28,8 @@ class Task:
 
 @dataclass(frozen=True)
 class VerifyResult:
+    """One output's check: verdict, detail, the teacher's feedback, Lean's time and how many runs it took."""
+
     verdict: Verdict
     detail: str
     feedback: str

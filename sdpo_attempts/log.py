@@ -25,6 +25,9 @@ def within_budget(attempt: int, budget: int) -> bool:
 
 @dataclass
 class AttemptLog:
+    """The attempt log of one run: appends a line per judged or INFRA sample to `path` (None: counts only), keeping
+    each problem's attempt count."""
+
     path: str | None
     method: str
     run_id: str

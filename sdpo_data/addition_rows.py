@@ -12,6 +12,7 @@ PROMPT = "What is {a} plus {b}? Answer with just the number."
 
 
 def addition_rows(n: int, seed: int, split: str) -> list[dict]:
+    """`n` verl rows of the addition task for `split`, drawn with `seed`."""
     rng = random.Random(seed)
     rows = []
     for index in range(n):
@@ -30,6 +31,7 @@ N_TRAIN, N_TEST = 1024, 128  # prompts per split; the test split is the demo's v
 
 
 def write_data(out_dir: Path, n_train: int = N_TRAIN, n_test: int = N_TEST, seed: int = 0) -> list[Path]:
+    """Write `addition_train.parquet` and `addition_test.parquet` under `out_dir`; returns their paths."""
     import pandas as pd
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -42,6 +44,7 @@ def write_data(out_dir: Path, n_train: int = N_TRAIN, n_test: int = N_TEST, seed
 
 
 def main() -> None:
+    """The CLI (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_demo").expanduser(),
                         help="where the parquet files go (default: %(default)s)")

@@ -57,6 +57,8 @@ _DECL = re.compile(
 
 @dataclass(frozen=True)
 class LeanProblem:
+    """One screened Lean problem, ready to become a verl row."""
+
     id: str                        # unique problem id (extra_info.name): the name, or `<name>__<k>` on a clash
     name: str                      # the declared theorem name (what Lean checks)
     split: str
@@ -69,10 +71,13 @@ class LeanProblem:
 
 @dataclass
 class ScreenReport:
+    """The problems a dataset screen kept, and those it excluded with a reason each."""
+
     kept: list[LeanProblem] = field(default_factory=list)
     excluded: list[tuple[int, str, str]] = field(default_factory=list)   # (record index, name, reason)
 
     def reasons(self) -> Counter:
+        """How many records were excluded for each kind of reason."""
         return Counter(reason.split(":")[0] for _, _, reason in self.excluded)
 
 

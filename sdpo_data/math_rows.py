@@ -25,6 +25,8 @@ MATH_INSTRUCTION = "Let's think step by step and output the final answer within 
 
 @dataclass(frozen=True)
 class MathProblem:
+    """One MATH problem with its reference answer (see the module docstring for where it comes from)."""
+
     id: str
     subject: str
     level: str

@@ -96,6 +96,8 @@ def prepare_lean(dataset: str, source: str, prompt_style: str, out_dir: Path, th
 
 def prepare_math(subjects: tuple[str, ...], out_dir: Path, split: str = "test", input_path: str | None = None,
                  limit_per_subject: int | None = None) -> dict[str, Any]:
+    """Write the MATH parquet of `split` for `subjects` under `out_dir`; returns the summary `print_summary`
+    prints."""
     from sdpo_data.math_rows import load_math
     from sdpo_data.math_rows import verl_row as math_row
 
@@ -115,6 +117,7 @@ def prepare_math(subjects: tuple[str, ...], out_dir: Path, split: str = "test", 
 
 
 def print_summary(summary: dict[str, Any]) -> None:
+    """Print what a preparation kept and excluded, and why."""
     print(f"{summary['dataset']}: kept {sum(summary['kept'].values())} rows " +
           ", ".join(f"{k}={v}" for k, v in summary["kept"].items()))
     for key in ("def_statements", "renamed_clashes", "header_defaulted"):
@@ -130,6 +133,7 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     lean = sub.add_parser("lean", help="miniF2F / ProofNet -> verl parquet")

@@ -38,6 +38,7 @@ KIMINA_SYSTEM = "You are an expert in mathematics and proving theorems in Lean 4
 
 
 def kimina(statement: str, header: str, informal_prefix: str) -> Messages:
+    """Kimina-Prover's prompt: its system prompt and a user turn with the problem and the formal statement."""
     user = ("Think about and solve the following problem step by step in Lean 4."
             f"\n# Problem:{informal_text(informal_prefix)}"
             f"\n# Formal statement:\n```lean4\n{_code(header, statement)}\n```\n")
@@ -52,6 +53,7 @@ GOEDEL_INSTRUCTION = (
 
 
 def goedel(statement: str, header: str, informal_prefix: str) -> Messages:
+    """Goedel-Prover's prompt: complete the Lean code (statement with `sorry`)."""
     prefix = informal_prefix.rstrip() + "\n" if informal_prefix and informal_prefix.strip() else ""
     code = _code(header, prefix, _with_sorry(statement))
     content = f"Complete the following Lean 4 code:\n\n```lean4\n{code}\n```\n\n{GOEDEL_INSTRUCTION}"
@@ -62,6 +64,7 @@ QWEN_SYSTEM = "You are an expert in mathematics and Lean 4 theorem proving."
 
 
 def qwen(statement: str, header: str, informal_prefix: str) -> Messages:
+    """A general model's prompt: reason, then give the whole Lean solution in one ```lean4 block at the end."""
     user = (
         "Reason step-by-step to solve the following Lean 4 theorem without using `sorry`. At the very end of your "
         "response, write the complete Lean 4 solution (the header, the theorem statement exactly as given, and its "
@@ -87,6 +90,9 @@ def fewshot(statement: str, header: str, informal_prefix: str) -> Messages:
 
 @dataclass(frozen=True)
 class PromptStyle:
+    """A prompt style: its name, where it comes from, and its builder (statement, header, informal prefix ->
+    messages)."""
+
     name: str
     source: str
     build: Callable[[str, str, str], Messages]

@@ -118,6 +118,7 @@ def export_smollm2(out_dir: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out-dir", type=Path, default=Path("~/models/smollm2-135m").expanduser(),
                         help="where the converted model goes (default: %(default)s)")

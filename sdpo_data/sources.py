@@ -16,6 +16,7 @@ class InputError(ValueError):
 
 
 def dataset_card(dataset: str) -> str:
+    """Where the card of `dataset` is, for an error's fix."""
     return f"datasets/{dataset}.md (where to get the data, the fields a record needs)"
 
 

@@ -58,6 +58,7 @@ def double_rules() -> list[dict]:
 
 
 def write(out_dir: Path, prompt_style: str = "fewshot") -> list[Path]:
+    """Write the toy theorems' parquet files and the REPL double's rules under `out_dir`; returns their paths."""
     import pandas as pd
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -76,6 +77,7 @@ def write(out_dir: Path, prompt_style: str = "fewshot") -> list[Path]:
 
 
 def main() -> None:
+    """The CLI (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_toy_lean").expanduser(),
                         help="where the parquet files and the double's rules go (default: %(default)s)")

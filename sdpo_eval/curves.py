@@ -53,6 +53,7 @@ def series(metrics: dict[int, dict[str, float]], key: str) -> tuple[list[int], l
 
 
 def plot_curves(runs: dict[str, dict[int, dict[str, float]]], path: Path, title: str) -> None:
+    """Plot each of CURVES over the steps of every run into `path` (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -76,6 +77,7 @@ def plot_curves(runs: dict[str, dict[int, dict[str, float]]], path: Path, title:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="+", type=Path, help="verl file-logger JSONL, one per run")
     parser.add_argument("--out", type=Path, required=True, help="PNG to write")

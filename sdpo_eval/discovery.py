@@ -194,6 +194,7 @@ def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, method
 # ------------------------------------------------------------------ report
 
 def read_attempts(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """Every record of the attempt logs `paths`, in order."""
     return [record for path in paths for record in read_jsonl(path, what="bad attempt record")]
 
 
@@ -328,6 +329,7 @@ def _launch_runs(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     from sdpo_eval.discovery_summary import first_success_table, plot_report
 
     parser = _parser()

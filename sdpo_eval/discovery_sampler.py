@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from sdpo_attempts.log import AttemptLog
-from sdpo_eval.engines import Completion, Engine, SamplingParams
+from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, VllmEngine, load_engine
+from sdpo_options.flags import add_flags, from_flags
 
 SAMPLER_METHODS = ("best_of_k", "reprompt")
 RewardFn = Callable[..., Any]
@@ -57,6 +58,7 @@ class ProblemState:
     last_failure: dict[int, tuple[str, str]] = field(default_factory=dict)  # slot -> (response, feedback)
 
     def open(self, budget: int, stop_on_success: bool) -> bool:
+        """Whether the problem still has budget and, with `stop_on_success`, no valid attempt yet."""
         return self.judged < budget and not (stop_on_success and self.first is not None)
 
 
@@ -85,6 +87,7 @@ class Judge:
         return [r if isinstance(r, dict) else {"score": float(r)} for r in results]
 
     def close(self) -> None:
+        """Close the Lean backends (when the reward opened any) and the event loop."""
         factory = sys.modules.get("lean_env.backends.factory")  # imported only by the Lean reward
         if factory is not None:
             self._loop.run_until_complete(factory.aclose_backends())
@@ -265,6 +268,7 @@ def _run_one(setting: RecipeSampling, engine: Engine, judge: Judge, method: str,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--recipe", required=True, help="an sdpo_<model> recipe (its reprompt block is used)")
     parser.add_argument("--problems", required=True, help="comma-separated problem names")
@@ -272,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", required=True, help="comma-separated method:seed, e.g. best_of_k:1,reprompt:1")
     parser.add_argument("--out-dir", type=Path, required=True, help="one sub-folder per method and seed")
     parser.add_argument("--keep-going", action="store_true", help="spend the whole budget (base rates)")
-    parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"])
+    add_flags(parser, EngineOptions)
     parser.add_argument("--vllm-kv-cache-bytes", type=int, default=None,
                         help="vLLM: a fixed KV cache (for sharing the GPU with training runs)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of the recipe (after --)")
@@ -289,12 +293,12 @@ def main(argv: list[str] | None = None) -> int:
         message = str(e)
         print(message if message.startswith("error:") else f"error: {message}", file=sys.stderr)
         return 2
-    engine = _engine(setting.model, args.backend, args.vllm_kv_cache_bytes)
+    engine = _engine(setting.model, from_flags(EngineOptions, args), args.vllm_kv_cache_bytes)
     results = run_all(setting, engine, runs, args.budget, out_dir, not args.keep_going,
                       tokenizer=getattr(engine, "tokenizer", None))
     for r in results:
         print(json.dumps(r), flush=True)
-    if type(engine).__name__ == "VllmEngine":
+    if isinstance(engine, VllmEngine):
         # vLLM 0.24's engine process kept the interpreter from exiting after every result was written (H100,
         # 2026-12-06: the job waited on a finished sampler until the call's end); the logs are closed by now
         sys.stderr.flush()
@@ -302,16 +306,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _engine(model: str, backend: str, kv_cache_bytes: int | None) -> Engine:
-    from sdpo_eval.engines import EngineOptions, ModelSpec, VllmEngine, load_engine
-
+def _engine(model: str, options: EngineOptions, kv_cache_bytes: int | None) -> Engine:
     # composing the recipe imported verl, which touches CUDA: vLLM's engine process must be spawned, not forked
     # ("Cannot re-initialize CUDA in forked subprocess", seen on the H100 on 2026-12-06)
     os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
-    if backend == "vllm" and kv_cache_bytes:
+    if options.backend == "vllm" and kv_cache_bytes:
         return VllmEngine(ModelSpec.parse(model), gpu_memory_utilization=0.05,
                           extra={"kv_cache_memory_bytes": kv_cache_bytes, "enforce_eager": True})
-    return load_engine(ModelSpec.parse(model), EngineOptions(backend=backend))
+    return load_engine(ModelSpec.parse(model), options)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,7 @@ def first_success_table(report: dict[str, Any]) -> str:
 
 
 def plot_report(report: dict[str, Any], path: Path) -> None:
+    """Plot discovery@k of every method with its bootstrap band into `path` (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")

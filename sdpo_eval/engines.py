@@ -10,16 +10,19 @@ HF ids, local folders or a GGUF file.
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence, Union
+
+from sdpo_options.flags import option
 
 Prompt = Union[str, list]
 
 
 @dataclass(frozen=True)
 class SamplingParams:
+    """How one generation samples: temperature (0: greedy), top-p, the token limit, the seed, stop strings."""
+
     temperature: float = 0.0          # 0 = greedy
     top_p: float = 1.0
     max_new_tokens: int = 1024
@@ -29,6 +32,8 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class Completion:
+    """One generated reply: its text, token count and finish reason."""
+
     text: str
     num_tokens: int
     finish_reason: str                # "stop" (EOS or stop string) or "length"
@@ -53,17 +58,22 @@ class ModelSpec:
 
     @property
     def label(self) -> str:
+        """The model's name in reports: the path, with the GGUF file when there is one."""
         return f"{self.path}/{self.gguf_file}" if self.gguf_file else self.path
 
 
 class Engine(Protocol):
+    """A generation engine for one model (vLLM or transformers)."""
+
     spec: ModelSpec
 
     @property
-    def has_chat_template(self) -> bool: ...
+    def has_chat_template(self) -> bool:
+        """Whether the tokenizer has a chat template."""
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
-                 seeds: Sequence[int] | None = None) -> list[Completion]: ...
+                 seeds: Sequence[int] | None = None) -> list[Completion]:
+        """One completion per prompt, in order; prompt i is sampled with seeds[i] (default: params.seed + i)."""
 
 
 def _seeds(n: int, params: SamplingParams, seeds: Sequence[int] | None) -> list[int]:
@@ -128,10 +138,12 @@ class TransformersEngine:
 
     @property
     def has_chat_template(self) -> bool:
+        """Whether the tokenizer has a chat template."""
         return bool(getattr(self.tokenizer, "chat_template", None))
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
                  seeds: Sequence[int] | None = None) -> list[Completion]:
+        """`Engine.generate` with transformers' `generate`, in batches of `batch_size`."""
         from tqdm.auto import tqdm
 
         seeds = _seeds(len(prompts), params, seeds)
@@ -187,10 +199,12 @@ class VllmEngine:
 
     @property
     def has_chat_template(self) -> bool:
+        """Whether the tokenizer has a chat template."""
         return bool(getattr(self.tokenizer, "chat_template", None))
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
                  seeds: Sequence[int] | None = None) -> list[Completion]:
+        """`Engine.generate` in one vLLM call."""
         from vllm import SamplingParams as VllmParams
 
         requests = [{"prompt_token_ids": _prompt_ids(self.tokenizer, p)} for p in prompts]
@@ -207,43 +221,26 @@ class VllmEngine:
 
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+ENGINES = ("auto", "vllm", "transformers")
 
 
 @dataclass
 class EngineOptions:
-    backend: str = "auto"             # auto | vllm | transformers
-    tensor_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.85
-    max_model_len: int | None = None
-    dtype: str = "auto"               # model weights and compute: one of DTYPES
-    tokenizer: str | None = None      # vLLM + GGUF: the HF tokenizer to use
-    batch_size: int = 8               # transformers: prompts per padded batch (vLLM schedules its own batches)
+    """How the evaluation CLIs load and run a model; their flags are built from these fields (`sdpo_options.flags`)."""
 
-    @classmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        """The command-line options behind these fields (shared by the eval commands)."""
-        parser.add_argument("--tokenizer", default=None, help="vLLM: tokenizer for a GGUF model")
-        parser.add_argument("--backend", default="auto", choices=["auto", "vllm", "transformers"],
-                            help="generation engine; auto: vLLM with CUDA and vLLM installed, else transformers "
-                                 "(default: %(default)s)")
-        parser.add_argument("--tensor-parallel-size", type=int, default=1,
-                            help="vLLM: GPUs per model (default: %(default)s)")
-        parser.add_argument("--gpu-memory-utilization", type=float, default=0.85,
-                            help="vLLM: share of GPU memory it may take (default: %(default)s)")
-        parser.add_argument("--max-model-len", type=int, default=None,
-                            help="vLLM: context length (default: the model's)")
-        parser.add_argument("--dtype", default="auto", choices=DTYPES,
-                            help="model dtype (auto: the checkpoint's on GPU, float32 on CPU)")
-        parser.add_argument("--batch-size", type=int, default=8,
-                            help="transformers: prompts per padded batch (default: %(default)s)")
+    backend: str = option("auto", "generation engine; auto: vLLM with CUDA and vLLM installed, else transformers",
+                          choices=ENGINES)
+    tensor_parallel_size: int = option(1, "vLLM: GPUs per model")
+    gpu_memory_utilization: float = option(0.85, "vLLM: share of GPU memory it may take")
+    max_model_len: int | None = option(None, "vLLM: context length (None: the model's)")
+    dtype: str = option("auto", "model weights and compute (auto: the checkpoint's on GPU, float32 on CPU)",
+                        choices=DTYPES)
+    tokenizer: str | None = option(None, "vLLM: the HF tokenizer of a GGUF model")
+    batch_size: int = option(8, "transformers: prompts per padded batch (vLLM schedules its own batches)")
 
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> "EngineOptions":
-        if args.batch_size < 1:
-            raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
-        return cls(backend=args.backend, tensor_parallel_size=args.tensor_parallel_size,
-                   gpu_memory_utilization=args.gpu_memory_utilization, max_model_len=args.max_model_len,
-                   dtype=args.dtype, tokenizer=args.tokenizer, batch_size=args.batch_size)
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ValueError(f"--batch-size must be >= 1, got {self.batch_size}")
 
 
 def load_engine(spec: ModelSpec, options: EngineOptions | None = None) -> Engine:

@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from reward.math.grader import grade
-from reward.math.options import MathGradingOptions
+from reward.math.options import FLAG_PREFIX, MathGradingOptions
 from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
 from sdpo_eval.engines import Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
 from sdpo_eval.math_scoring import compare, format_table, score_table
 from sdpo_eval.sample_log import SampleLog, open_log
+from sdpo_options.flags import add_flags, from_flags
 
 CHUNK = 256            # samples per generate() call; the log gains them as each chunk is graded
 GRADING_THREADS = 4    # concurrent gradings (each runs in a `reward.math.grader` worker process)
@@ -65,8 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0,
                         help="base seed; each (problem, sample) draws its own from it (default: %(default)s)")
-    MathGradingOptions.add_arguments(parser)
-    EngineOptions.add_arguments(parser)
+    add_flags(parser, MathGradingOptions, prefix=FLAG_PREFIX)
+    add_flags(parser, EngineOptions)
     parser.add_argument("--log", type=Path, default=None,
                         help="per-sample JSONL log (prompt, completion, verdict, seed)")
     parser.add_argument("--resume", action="store_true", help="continue --log: skip the samples it already holds")
@@ -96,7 +97,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[i
     if args.resume and args.log is None:
         parser.error("--resume needs --log (the sample log to continue)")
     try:
-        MathGradingOptions.from_args(args)
+        from_flags(MathGradingOptions, args, prefix=FLAG_PREFIX)
     except ValueError as e:
         parser.error(str(e).replace("MATH grading option ", "--grading-").replace("_", "-"))
     try:
@@ -195,6 +196,7 @@ def _summary(args, ks, tables, comparison, per_model) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
     ks = _check(parser, args)
@@ -217,13 +219,13 @@ def main(argv: list[str] | None = None) -> int:
             new = []
             if todo:
                 try:
-                    engine = load_engine(spec, EngineOptions.from_args(args))
+                    engine = load_engine(spec, from_flags(EngineOptions, args))
                 except (OSError, ValueError) as e:   # transformers/vLLM: no such model, folder or file
                     why = f"{type(e).__name__}: {str(e).splitlines()[0]}"
                     print(f"error: --model {spec.path}: cannot be loaded ({why}) (a local folder, a .gguf file, or a "
                           "hub id that is cached or reachable)", file=sys.stderr)
                     return 2
-                grading = MathGradingOptions.from_args(args)
+                grading = from_flags(MathGradingOptions, args, prefix=FLAG_PREFIX)
                 problem = template_problem(engine, grading, problems[0])
                 if problem:
                     print(f"error: --model {spec.path}: {problem}", file=sys.stderr)

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
+from sdpo_options.flags import add_flags, from_flags
 
 MAX_ALL_INFRA_BATCHES = 3  # best-of-k gives up on a problem after this many batches that were entirely infra
 
@@ -68,6 +69,7 @@ class Verifier:
         return self._loop.run_until_complete(self._reward.verify_many(items, **self._kwargs))
 
     def close(self) -> None:
+        """Close the Lean backends and the event loop."""
         self._loop.run_until_complete(self._backends.aclose_backends())
         self._loop.close()
 
@@ -227,13 +229,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="reply budget in tokens (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0,
                         help="sample j of a problem uses seed + j (default: %(default)s)")
-    EngineOptions.add_arguments(parser)
+    add_flags(parser, EngineOptions)
     parser.add_argument("--reward-kwarg", action="append", default=[], help="reward.lean option key=value")
     parser.add_argument("--attempt-log", default=None, help="append every sample to this JSONL attempt log")
     parser.add_argument("--out", type=Path, default=None, help="JSON summary")
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     passk = sub.add_parser("passk", help="unbiased pass@k")
@@ -256,12 +259,13 @@ def main(argv: list[str] | None = None) -> int:
         ks = parse_ks(args.k, args.n) if args.command == "passk" else []   # before any model loads
         if getattr(args, "resume", False) and not args.attempt_log:
             raise ValueError("--resume needs --attempt-log (the log of the run to continue)")
+        engine_options = from_flags(EngineOptions, args)
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
                             seed=args.seed)
-    engine = load_engine(spec, EngineOptions.from_args(args))
+    engine = load_engine(spec, engine_options)
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     if args.command == "passk":
         passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume)

@@ -16,6 +16,7 @@ SampleKey = tuple[str, str, int]
 
 
 def sample_key(record: dict[str, Any]) -> SampleKey:
+    """The key a record is resumed by: (model, problem id, sample index)."""
     return record["model"], record["id"], int(record["sample"])
 
 
@@ -26,10 +27,12 @@ class SampleLog:
         self._handle = handle
 
     def write(self, records: list[dict[str, Any]]) -> None:
+        """Append `records` and flush."""
         self._handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
         self._handle.flush()
 
     def close(self) -> None:
+        """Close the file."""
         self._handle.close()
 
 

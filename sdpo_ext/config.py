@@ -21,6 +21,7 @@ from sdpo_ext.loss.distill_weights import TOKEN_WEIGHTINGS
 from sdpo_ext.loss.routing import VARIANTS
 from sdpo_ext.teacher.reprompt import RepromptConfig
 from sdpo_ext.teacher.weights import TEACHER_MODES
+from sdpo_ext.ttrl.modes import TTRL_SPLITS, ttrl_mode
 
 DISTILLATION_MODES = ("topk", "full", "token")
 
@@ -35,9 +36,8 @@ class SDPOTeacherConfig(BaseConfig):
     share_prompt_prefix: compute the prefix a group's teacher prompts share once per group
     (sdpo_ext.teacher.shared_prefix);
     the same logits up to rounding. For the teachers whose weights are fixed during the update (ema, frozen with a
-    reference model). Off by default: on an H200 with SDPA (no flash-attn) it made the teacher forward slower, 5.5 s vs
-    4.3 s at 2K and 15.8 s vs 9.5 s at 8K (bench/step_time, issue 18): attending to a cached prefix loses SDPA's causal
-    flash kernel.
+    reference model). Off by default: with SDPA (no flash-attn) it made the teacher forward slower at 2K and 8K
+    (bench/step_time/README.md, the fair step time): attending to a cached prefix loses SDPA's causal flash kernel.
     """
 
     mode: str = "ema"
@@ -55,6 +55,7 @@ class SDPOTeacherConfig(BaseConfig):
 
     @property
     def needs_reference_model(self) -> bool:
+        """Whether the mode keeps a second copy of the weights in verl's reference slot."""
         return self.mode in ("ema", "trust_region", "frozen")
 
 
@@ -140,6 +141,7 @@ class SDPOActorConfig(FSDPActorConfig):
 
     @property
     def sdpo_enabled(self) -> bool:
+        """Whether this actor's policy loss is the SDPO loss (`sdpo_loss_selected`)."""
         return sdpo_loss_selected(self.policy_loss)
 
 
@@ -147,9 +149,6 @@ def sdpo_loss_selected(policy_loss: Mapping[str, Any]) -> bool:
     """Whether verl's `actor.policy_loss` block selects the SDPO loss (loss_mode "sdpo"; verl's default "vanilla").
     The one test of it: `SDPOActorConfig.sdpo_enabled` on the workers, `SDPOTrainer` on the driver."""
     return policy_loss.get("loss_mode", "vanilla") == "sdpo"
-
-
-TTRL_SPLITS = ("train", "val")
 
 
 @dataclass
@@ -166,8 +165,8 @@ class TTRLConfig(BaseConfig):
     max_attempts: attempt budget of each problem, in judged attempts (INFRA samples spend none); the task part sets
       it (None here: no budget given, which TTRL refuses).
 
-    This block is TTRL's one channel: the task parts pick their TTRL settings through `ttrl_mode` and
-    `ttrl_prompts_per_step` (the resolvers `sdpo.ttrl_pick` / `sdpo.ttrl_prompts` over the whole block), and the run
+    This block is TTRL's one channel: the task parts pick their TTRL settings through the rules of
+    `sdpo_ext.ttrl.modes` (the resolvers `sdpo.ttrl_pick` / `sdpo.ttrl_prompts` over the whole block), and the run
     length comes from the budgets at start (`TTRLSet.step_limit`, replacing trainer.total_training_steps).
     """
 
@@ -194,28 +193,6 @@ class TTRLConfig(BaseConfig):
     def active(self) -> bool:
         """Whether the run is TTRL (a theorem, a list of theorems, or a split) rather than full-dataset training."""
         return ttrl_mode(self.theorem, self.theorems, self.split) is not None
-
-
-def ttrl_mode(theorem: Any, theorems: Any, split: Any) -> Optional[str]:
-    """How `sdpo.ttrl` names its problems: "theorem", "theorems", "split", or None (full-dataset training). Never
-    raises: `TTRLConfig` refuses two at once; here the first one named wins."""
-    for mode, value in (("theorem", theorem), ("theorems", theorems), ("split", split)):
-        if value not in (None, "", "null", "None"):
-            return mode
-    return None
-
-
-def ttrl_prompts_per_step(theorem: Any, theorems: Any, split: Any, full_batch_size: int) -> int:
-    """`data.train_batch_size` for the mode: one theorem 1 (the paper's TTRL: 1 question × n samples), a list one per
-    problem up to `full_batch_size`, a split or full-dataset training `full_batch_size`. With one prompt slot per
-    problem every problem of a small set gets n attempts a step, the pace of single-theorem TTRL; the set's draw keeps
-    the batch this size as problems retire (`sdpo_ext.ttrl.problem_set`)."""
-    mode = ttrl_mode(theorem, theorems, split)
-    if mode == "theorem":
-        return 1
-    if mode == "theorems":
-        return max(1, min(len(theorems), int(full_batch_size)))
-    return int(full_batch_size)
 
 
 @dataclass

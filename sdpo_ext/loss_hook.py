@@ -6,11 +6,11 @@ logits-processor path of verl's own distillation). `SDPOLoss` is that function: 
 it asks the teacher for its logits on the same response tokens and returns the per-token divergence and the student's
 own per-token log-probs; on the second (model outputs) it weights, routes and aggregates the loss and reports the
 metrics. The trainer sends `distillation_only=True`, so verl's engine does not compute those log-probs itself:
-without flash-attn its fallback runs one log_softmax per token (on an H200 at the 1.7B shape the old log-prob pass
-through it took 8.7 s more than verl's fused kernels for 2K-token replies, about 45 us a token), and with flash-attn
-its in-place cross-entropy backward would write into the logits that the divergence also differentiates. The
-old log-prob pass asks the hook for the same log-probs (`LOG_PROBS_ONLY`, sdpo_ext.worker.compute_log_prob). The
-teacher itself (weights, forward, EMA, checkpoint) lives in `sdpo_ext.worker`.
+without flash-attn its fallback runs one log_softmax per token (seconds a step slower than verl's fused kernels:
+bench/step_time/README.md, the log-prob fix), and with flash-attn its in-place cross-entropy backward would write
+into the logits that the divergence also differentiates. The old log-prob pass asks the hook for the same log-probs
+(`LOG_PROBS_ONLY`, sdpo_ext.worker.compute_log_prob). The teacher itself (weights, forward, EMA, checkpoint) lives in
+`sdpo_ext.worker`.
 """
 from __future__ import annotations
 
@@ -63,8 +63,8 @@ def _lengths(nested: torch.Tensor) -> torch.Tensor:
 class _Stopwatch:
     """Seconds from construction to `stop()`. On a GPU, on the device's timeline (two CUDA events): the host never
     waits for them, and `seconds()` is read once the stream has passed `stop` (here: after the metrics' host
-    transfer). Before 2026-12-04 the hook synchronised the device twice per micro-batch for this, which a
-    launch-bound step (bench/step_time/results/profile_sdpo_r2048_h200.json) pays for. On CPU, wall-clock seconds."""
+    transfer): a device synchronisation per micro-batch stalls a launch-bound step's host (bench/step_time/README.md).
+    On CPU, wall-clock seconds."""
 
     def __init__(self):
         self._events = None
@@ -112,6 +112,8 @@ class SDPOLoss:
 
     # ---------------------------------------------------------------- per token (logits processor)
     def per_token(self, student_logits: torch.Tensor, data: TensorDict) -> dict[str, torch.Tensor]:
+        """verl's first call: the student's logits [1, nnz, V] -> per-token log-probs and the SDPO divergence
+        against the teacher of each sample (log-probs only on a log-prob forward)."""
         logits = student_logits.squeeze(0)  # (nnz, V), already divided by the rollout temperature
         if tu.get_non_tensor_data(data, LOG_PROBS_ONLY, False):
             return {"log_probs": self._log_probs(logits, data).unsqueeze(0)}
@@ -183,6 +185,8 @@ class SDPOLoss:
 
     # ---------------------------------------------------------------- loss (after the forward)
     def loss(self, model_output: dict, data: TensorDict, dp_group=None):
+        """verl's second call: the model outputs -> the aggregated loss (SDPO, blended with PPO-clip or routed by
+        variant) and its metrics."""
         if tu.get_non_tensor_data(data, LOG_PROBS_ONLY, False):  # a forward for the log-probs: nothing to optimise
             return torch.zeros((), device=model_output["log_probs"].device), {}
         cfg = self.config

@@ -35,6 +35,7 @@ def _sdpo_policy_loss_guard(*args, **kwargs):
 
 
 def register() -> None:
+    """Do the registrations of the module docstring; idempotent."""
     from verl.trainer.ppo import core_algos
 
     from sdpo_ext.attention.registry import register_attention

@@ -1,7 +1,7 @@
 """OmegaConf resolvers used by the recipes: the TTRL settings of the task parts, and
 `${sdpo.tq_storage_units:...}` (TransferQueue sized to the host: `sdpo_ext.startup.small_host`).
 
-Both TTRL resolvers take the whole `sdpo.ttrl` block and apply `TTRLConfig`'s rules (`sdpo_ext.config`), so one
+Both TTRL resolvers take the whole `sdpo.ttrl` block and apply `TTRLConfig`'s rules (`sdpo_ext.ttrl.modes`), so one
 theorem, a list and a split switch the same settings:
 `${sdpo.ttrl_pick:${sdpo.ttrl},A,B}` is A in TTRL (a theorem, theorems or a split named), else B.
 `${sdpo.ttrl_prompts:${sdpo.ttrl},FULL}` is a step's prompt count (`ttrl_prompts_per_step`; FULL in full training).
@@ -17,6 +17,9 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from sdpo_ext.startup.small_host import tq_storage_units
+from sdpo_ext.ttrl.modes import ttrl_mode, ttrl_prompts_per_step
+
 
 def _named(ttrl: Mapping[str, Any] | None) -> tuple[Any, Any, Any]:
     ttrl = ttrl or {}
@@ -24,26 +27,23 @@ def _named(ttrl: Mapping[str, Any] | None) -> tuple[Any, Any, Any]:
 
 
 def ttrl_pick(ttrl: Mapping[str, Any] | None, when_ttrl: Any, otherwise: Any) -> Any:
-    from sdpo_ext.config import ttrl_mode  # not at the top: see register_resolvers
-
+    """`${sdpo.ttrl_pick:${sdpo.ttrl},A,B}`: `when_ttrl` when the block names problems, else `otherwise`."""
     return when_ttrl if ttrl_mode(*_named(ttrl)) is not None else otherwise
 
 
 def ttrl_prompts(ttrl: Mapping[str, Any] | None, full_batch_size: int) -> int:
-    from sdpo_ext.config import ttrl_prompts_per_step  # not at the top: see register_resolvers
-
+    """`${sdpo.ttrl_prompts:${sdpo.ttrl},FULL}`: the step's prompt count (`ttrl_prompts_per_step`)."""
     return ttrl_prompts_per_step(*_named(ttrl), full_batch_size)
 
 
 def sequence_tokens(prompt_length: int, response_length: int) -> int:
+    """`${sdpo.sequence_tokens:PROMPT,RESPONSE}`: the longest sequence, PROMPT + RESPONSE tokens."""
     return int(prompt_length) + int(response_length)
 
 
 def register_resolvers() -> None:
     """Idempotent: safe to call in every process. Called by the verl plugin, which `import verl` runs, possibly
-    while `sdpo_ext.config` (which imports verl) is half-imported: so nothing of ours is imported here at the top."""
-    from sdpo_ext.startup.small_host import tq_storage_units
-
+    while `sdpo_ext.config` (which imports verl) is half-imported: so this module imports only verl-free modules."""
     for name, fn in (("sdpo.ttrl_pick", ttrl_pick), ("sdpo.ttrl_prompts", ttrl_prompts),
                      ("sdpo.sequence_tokens", sequence_tokens), ("sdpo.tq_storage_units", tq_storage_units)):
         if not OmegaConf.has_resolver(name):

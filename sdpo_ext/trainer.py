@@ -57,6 +57,8 @@ def _as_list(value) -> list:
 
 
 class SDPOTrainer(TTRLHooks, PPOTrainerSync):
+    """verl's PPOTrainerSync plus the steps of the module docstring; registered as the "sync" trainer."""
+
     def __init__(self, config):
         # Imported here, not at the top: sdpo_ext.config imports verl, whose plugin loading imports this module; a
         # process that imports sdpo_ext.config first (e.g. unpickling an actor config) would otherwise hit the cycle
@@ -137,14 +139,17 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
 
     # ------------------------------------------------------------------ start-up marks (sdpo_ext.startup.timeline)
     def on_init_end(self):
+        """verl's hook after the trainer's set-up, marked `init_done` on the start-up timeline."""
         mark("init_done")
         super().on_init_end()
 
     def on_train_begin(self):
+        """verl's hook before the first step, marked `train_begin`."""
         mark("train_begin")
         super().on_train_begin()
 
     def on_step_end(self):
+        """verl's hook after each step, marked `first_step_done` (printed once per process)."""
         mark("first_step_done")
         super().on_step_end()
 

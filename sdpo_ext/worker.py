@@ -137,6 +137,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def init_model(self):
+        """verl's model set-up, plus the SDPO loss hook and the teacher when the SDPO loss is on."""
         mark("actor_model_start")
         super().init_model()
         mark("actor_model_ready")
@@ -318,6 +319,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def save_checkpoint(self, local_path, hdfs_path=None, global_step=0, max_ckpt_to_keep=None):
+        """verl's checkpoint, plus this rank's EMA teacher weights (ema mode)."""
         super().save_checkpoint(local_path, hdfs_path, global_step, max_ckpt_to_keep)
         if self.sdpo_config is None or self.sdpo_config.sdpo.teacher.mode != "ema":
             return
@@ -329,6 +331,8 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def load_checkpoint(self, local_path, hdfs_path=None, del_local_after_load=False):
+        """verl's resume, plus this rank's EMA teacher weights (ema mode); FileNotFoundError when the
+        checkpoint has none for this rank."""
         path = self._teacher_state_path(local_path) if local_path else None
         if self.sdpo_config is not None and self.sdpo_config.sdpo.teacher.mode == "ema" and path:
             if not os.path.exists(path):

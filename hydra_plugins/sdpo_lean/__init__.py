@@ -10,4 +10,5 @@ class SdpoLeanSearchPathPlugin(SearchPathPlugin):
     """Appends `pkg://recipes` so every Hydra app (verl's main_ppo included) sees our recipe groups."""
 
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        """Append `pkg://recipes` to Hydra's search path."""
         search_path.append(provider="sdpo-lean", path="pkg://recipes")

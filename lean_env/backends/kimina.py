@@ -61,6 +61,9 @@ class _Failure:
 
 
 class KiminaBackend:
+    """`LeanBackend` over a Kimina Lean Server (`url`, `api_key`); the options are `BackendOptions`' kimina fields and
+    the behaviour is the module docstring's."""
+
     name = "kimina"
 
     def __init__(self, url: str | None = None, api_key: str | None = None, *,
@@ -95,6 +98,8 @@ class KiminaBackend:
         return self._client
 
     async def run(self, snippets: Sequence[Snippet], *, timeout_s: float) -> list[RunResult]:
+        """`LeanBackend.run`: the snippets' results in order, micro-batched with concurrent calls; never raises for one
+        snippet's failure (INFRA or TIMEOUT instead)."""
         loop = asyncio.get_running_loop()
         futures = []
         for s in snippets:
@@ -248,6 +253,7 @@ class KiminaBackend:
         return parse_repl_response(snippet.id, response, elapsed, line_shift=snippet.header_lines)
 
     async def health(self) -> bool:
+        """Whether `GET /health` answers `{"status": "ok"}` within 10 s."""
         try:
             resp = await self._http().get("/health", timeout=10.0)
             return resp.status_code == 200 and resp.json().get("status") == "ok"
@@ -255,6 +261,7 @@ class KiminaBackend:
             return False
 
     async def aclose(self) -> None:
+        """Close the HTTP client (a later `run` opens a new one)."""
         if self._client is not None:
             await self._client.aclose()
             self._client = None

@@ -30,6 +30,8 @@ class _PoolActor:
 
 
 class RayReplBackend:
+    """`LeanBackend` over `num_actors` Ray actors, each holding a `ReplPool(**pool_kwargs)`; snippets go round-robin."""
+
     name = "repl-ray"
 
     def __init__(self, num_actors: int = 1, actor_options: dict | None = None, **pool_kwargs: Any):
@@ -44,6 +46,8 @@ class RayReplBackend:
         self._next = itertools.cycle(range(len(self.actors)))
 
     async def run(self, snippets: Sequence[Snippet], *, timeout_s: float) -> list[RunResult]:
+        """`LeanBackend.run`: each snippet on the next actor; a dead or failing actor gives INFRA, never an
+        exception."""
         import asyncio
 
         async def one(s: Snippet) -> RunResult:
@@ -56,6 +60,7 @@ class RayReplBackend:
         return list(await asyncio.gather(*(one(s) for s in snippets)))
 
     async def health(self) -> bool:
+        """Whether every actor's pool answers its health check."""
         import asyncio
 
         try:
@@ -64,6 +69,7 @@ class RayReplBackend:
             return False
 
     async def aclose(self) -> None:
+        """Close every actor's pool and kill the actors."""
         import ray
 
         for a in self.actors:

@@ -35,7 +35,7 @@ class ReplFailure(Exception):
 
 
 class ReplTimeout(Exception):
-    pass
+    """The REPL gave no answer within the request's time limit (the caller kills its process group)."""
 
 
 def _rss_mb(pid: int) -> float:
@@ -76,6 +76,8 @@ class ReplProcess:
             resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
 
     async def start(self, import_timeout_s: float) -> None:
+        """Start the process and import `header` (when not empty); ReplFailure when the import fails or takes longer
+        than `import_timeout_s`."""
         self.proc = await asyncio.create_subprocess_exec(
             *self.argv, cwd=self.cwd, env=self.env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True, preexec_fn=self._limits, limit=_STREAM_LIMIT,
@@ -98,6 +100,7 @@ class ReplProcess:
             self._stderr_tail.append(chunk[-512:])
 
     def stderr_tail(self) -> str:
+        """The last 1000 characters the process wrote to stderr, for an INFRA detail."""
         return b"".join(self._stderr_tail)[-1000:].decode("utf-8", "replace")
 
     async def request(self, obj: dict, timeout_s: float) -> dict:
@@ -156,10 +159,12 @@ class ReplProcess:
                 return lines
 
     def rss_mb(self) -> float:
+        """The process's resident memory in MB (0 before it starts)."""
         return _rss_mb(self.proc.pid) if self.proc else 0.0
 
     @property
     def pid(self) -> int | None:
+        """The process id, or None before it starts."""
         return self.proc.pid if self.proc else None
 
     async def kill(self) -> None:
@@ -237,6 +242,9 @@ class ReplPool:
         await self._release(None)
 
     async def check(self, snippet: Snippet, timeout_s: float) -> RunResult:
+        """One snippet on an idle process that imported its header (a new one otherwise) -> its RunResult; a start
+        failure or a crash is INFRA, no answer in `timeout_s` is TIMEOUT (the process is killed). Never raises but when
+        cancelled."""
         proc = await self._acquire(snippet.header)
         if proc is None:
             proc = ReplProcess(self.argv, snippet.header, cwd=self.cwd, env=self.env, mem_limit_mb=self.mem_limit_mb)
@@ -275,13 +283,16 @@ class ReplPool:
         return result
 
     async def run(self, snippets: Sequence[Snippet], *, timeout_s: float) -> list[RunResult]:
+        """`LeanBackend.run`: `check` for every snippet at once, results in order."""
         return list(await asyncio.gather(*(self.check(s, timeout_s) for s in snippets)))
 
     async def health(self) -> bool:
+        """Whether a fresh check of `example : True := trivial` passes without an error."""
         r = await self.check(Snippet("health", "", "example : True := trivial"), 60.0)
         return r.outcome is Outcome.OK and r.repl_error is None and not any(m.severity == "error" for m in r.messages)
 
     async def aclose(self) -> None:
+        """Kill the idle processes (a busy one is killed when its check returns it)."""
         cond = self._condition()
         async with cond:
             idle, self._idle = self._idle, []

@@ -24,6 +24,8 @@ UNCAUGHT = re.compile(r"uncaught exception:\s*(.*)", re.DOTALL)   # how a Lean `
 
 @dataclass(frozen=True)
 class RecheckJob:
+    """One rewarded proof to re-check: a unique `key`, its task and the stored model output."""
+
     key: str          # unique, becomes part of a Lean module name: letters, digits, `_`
     task: Task
     output: str       # the stored model output that was rewarded
@@ -31,6 +33,8 @@ class RecheckJob:
 
 @dataclass(frozen=True)
 class RecheckResult:
+    """A job's outcome: `status` confirmed, rejected or infra (see `lean_env.recheck`), the reason, the time taken."""
+
     key: str
     status: Status
     message: str
@@ -39,6 +43,8 @@ class RecheckResult:
 
 @dataclass(frozen=True)
 class ToolRun:
+    """What one external tool run gave: exit code, output, whether it timed out, why it could not start."""
+
     returncode: int | None   # None: not started or killed after the timeout
     stdout: str
     stderr: str
@@ -46,6 +52,7 @@ class ToolRun:
     error: str = ""          # why it could not start
 
     def tail(self, n: int = 1500) -> str:
+        """The last `n` characters of stdout and stderr, for a message."""
         return (self.stdout + "\n" + self.stderr).strip()[-n:]
 
 
@@ -142,6 +149,7 @@ def run_tool(argv: Sequence[str], *, cwd: Path, timeout_s: float, env: dict[str,
 
 
 def failed_to_run(run: ToolRun, what: str, timeout_s: float) -> str | None:
+    """Why `run` gave no verdict (could not start, timed out), or None when the tool ran to its end."""
     if run.error:
         return run.error
     if run.timed_out:

@@ -18,11 +18,14 @@ _SEVERITY = {"information": "info", "warning": "warning", "error": "error"}
 
 @dataclass(frozen=True)
 class Compiled:
+    """One offline `lean --json -o` compile: its messages, whether the .olean was written, the end of the output."""
+
     messages: tuple[LeanMessage, ...]   # lines relative to the snippet body (file line - header lines)
     olean_written: bool                 # exit 0 and the .olean exists
     tail: str                           # the end of lean's output, for messages
 
     def errors(self) -> list[LeanMessage]:
+        """The error messages."""
         return [m for m in self.messages if m.severity == "error"]
 
 

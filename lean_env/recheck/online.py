@@ -7,7 +7,7 @@ tool refuses); infra (tool missing, crashed, timed out, the trusted challenge fa
 masked, no feedback, never trained on, as for any infrastructure failure. A false positive of the fast path
 therefore costs throughput (one tool run per paid proof), never a reward. Each job writes its files under the
 project in paths named by a fresh key; `tool_config` turns `keep_files` off, so the tool's runner removes them when
-it returns, whatever the outcome (see `lean_env.recheck`, Files).
+it returns, whatever the outcome (see `lean_env.recheck.run`, Files).
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from pathlib import Path
 from lean_env.feedback import render_feedback
 from lean_env.judge import Judgement
 from lean_env.options import RecheckOptions
-from lean_env.recheck import DEFAULT_COMMANDS, RecheckJob, RecheckResult, ToolConfig, parse_command, recheck_one
+from lean_env.recheck.common import DEFAULT_COMMANDS, RecheckJob, RecheckResult, ToolConfig, parse_command
+from lean_env.recheck.run import recheck_one
 from lean_env.types import Verdict
 from lean_env.verify import Task, VerifyResult
 

@@ -1,6 +1,11 @@
 """Lean's token and command tables as data (`tokens.txt`, `commands.txt`), made by `make_tables` from the sources,
 and its tactic names (`tactics.txt`, made by `make_tactics`: a tactic's leading word is no token).
 
+Build time only: the generators `make_tables`, `make_tactics` and `make_meta` (`meta_names.txt`) run from a checkout
+to refresh the shipped tables, over `lean_source` (the syntax declarations of Lean source text, split into lexemes by
+`source_lexemes`) and `raw_syntax` (the syntax that reads characters itself: `raw_syntax.txt`, `scoped_syntax.txt`).
+Nothing at run time imports them: the screen reads the tables through `load` and `rows` below.
+
 `load(name)` reads one table: the `--` lines are the header (sources and commits), every other line is
 `<entry>\t<scope>` with scope `global` or `scoped` (active only after `open <namespace>`).
 """

@@ -19,35 +19,18 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lean_env.tables.source_lexemes import Lexeme, lexemes
+
 HEADS = frozenset({"syntax", "macro", "elab", "notation", "notation3", "infix", "infixl", "infixr", "prefix", "postfix",
                    "binder_predicate"})
-_LEXEME = re.compile(r"""
-    (?P<ws>\s+)
-  | (?P<line>--[^\n]*)
-  | (?P<block>/-)
-  | (?P<raw>r(?P<hashes>\#*)")
-  | (?P<str>&?")
-  | (?P<char>'(?:\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)|[^\\'\n])')
-  | (?P<word>(?:«[^»\n]*»|[^\W\d])(?:[\w'!?]|«[^»\n]*»|\.(?=[^\W\d«]))*)
-  | (?P<num>\d[\w.]*)
-  | (?P<sym>=>|:=|.)
-""", re.X | re.S)
-_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(.))", re.S)
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'"}
 _PREFIX = re.compile(r"(?:\s*(?:/-.*?-/|@\[[^\]]*\]|scoped\[[^\]]*\]|scoped|local|private|protected|"
                      r"set_option\s+\S+\s+\S+\s+in|open\s[^\n]*?\sin))*\s*")
 
 
 @dataclass(frozen=True)
-class Lexeme:
-    kind: str       # word, str (a `"…"` atom), nonreserved (`&"…"`), sym, num
-    text: str       # for str/nonreserved: the decoded string, untrimmed
-    start: int
-    spaced: bool    # whitespace (or a comment) right before it
-
-
-@dataclass(frozen=True)
 class Declaration:
+    """One syntax declaration of Lean source: its head, atoms, category, scope and the names it uses."""
+
     head: str                  # `syntax`, `notation`, ...
     atoms: tuple[str, ...]     # trimmed `"…"` atoms of the signature, in order, empty ones dropped
     category: str              # `term` for notation/infix/prefix/postfix/binder_predicate
@@ -56,71 +39,6 @@ class Declaration:
     name: str = ""             # `(name := n)` of a syntax declaration, the defined name of a parser definition
     words: tuple[str, ...] = ()  # the identifiers of the signature or body: the parsers and categories it uses
     namespace: str = ""        # the namespace it was declared in (`scoped[NS]`: NS), whose `open` activates it
-
-
-def _block_end(text: str, i: int) -> int:
-    """End of the nested block comment whose body starts at `i` (Lean's `finishCommentBlock`)."""
-    depth, n = 1, len(text)
-    while i < n:
-        if text.startswith("/-", i):
-            depth, i = depth + 1, i + 2
-        elif text.startswith("-/", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return n
-
-
-def _string_end(text: str, i: int) -> int:
-    """End of the `"…"` literal whose body starts at `i`."""
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-        elif c == '"':
-            return i + 1
-        else:
-            i += 1
-    return n
-
-
-def _decode(body: str) -> str:
-    def one(m: re.Match) -> str:
-        if m.group(1) or m.group(2):
-            return chr(int(m.group(1) or m.group(2), 16))
-        return _SIMPLE_ESCAPES.get(m.group(3), m.group(3))
-    return _ESCAPE.sub(one, body)
-
-
-def lexemes(text: str) -> list[Lexeme]:
-    """The words, atoms, numbers and symbols of `text`, comments and whitespace dropped."""
-    out: list[Lexeme] = []
-    i, n, spaced = 0, len(text), True
-    while i < n:
-        m = _LEXEME.match(text, i)
-        kind = m.lastgroup
-        if kind in ("ws", "line"):
-            i, spaced = m.end(), True
-            continue
-        if kind == "block":
-            i, spaced = _block_end(text, m.end()), True
-            continue
-        if kind == "raw":
-            close = text.find('"' + m.group("hashes"), m.end())
-            end = n if close < 0 else close + 1 + len(m.group("hashes"))
-            out.append(Lexeme("rawstr", text[m.end():max(close, m.end())], i, spaced))
-        elif kind == "str":
-            end = _string_end(text, m.end())
-            out.append(Lexeme("nonreserved" if m.group().startswith("&") else "str",
-                              _decode(text[m.end():end - 1]), i, spaced))
-        else:
-            end = m.end()
-            out.append(Lexeme(kind if kind != "char" else "charlit", m.group(), i, spaced))
-        i, spaced = end, False
-    return out
 
 
 def _options_end(lex: list[Lexeme], k: int) -> int:

@@ -26,8 +26,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from lean_env.tables.lean_source import lexemes, namespaces
+from lean_env.tables.lean_source import namespaces
 from lean_env.tables.make_tables import _closure, _git, _read_tree, add_source_arguments, source_packages
+from lean_env.tables.source_lexemes import lexemes
 
 SEEDS = frozenset({"MetaM", "TacticM", "TermElabM", "CommandElabM", "CoreM", "MacroM", "AttrM", "SimpM", "DelabM",
                    "ImportM", "IO", "EIO", "BaseIO", "Environment", "MessageLog"})
@@ -101,6 +102,7 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The CLI (module docstring): write `meta_names.txt`."""
     here = Path(__file__).parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_source_arguments(ap)

@@ -103,6 +103,8 @@ def _lean4_modules(gitdir: Path, rev: str) -> dict[str, str]:
 
 @dataclass
 class Tables:
+    """What one run over the sources found: tokens, commands, the raw-syntax readers and rows, the scoped syntax."""
+
     tokens: dict[str, str]     # entry -> scope
     commands: dict[str, str]
     header: list[str]
@@ -180,6 +182,7 @@ def _scanned_declarations(texts: list[str]) -> list[Declaration]:
 
 
 def write(path: Path, table: dict[str, str], header: list[str]) -> None:
+    """Write one `<entry>\t<scope>` table to `path` under `header`, entries sorted."""
     lines = header + ["-- format: <entry>\\t<scope> (global, or scoped: active after `open` of its namespace)"]
     lines += [f"{e}\t{table[e]}" for e in sorted(table)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -213,6 +216,7 @@ def source_packages(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The CLI (module docstring): write `tokens.txt`, `commands.txt`, `raw_syntax.txt` and `scoped_syntax.txt`."""
     here = Path(__file__).parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_source_arguments(ap)

@@ -61,6 +61,7 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The CLI (module docstring): write `tactics.txt`."""
     here = Path(__file__).parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_source_arguments(ap)

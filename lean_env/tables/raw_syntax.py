@@ -35,11 +35,14 @@ _CATEGORY = re.compile(r"^[ \t]*(?:scoped |local )?declare_syntax_cat\s+(\S+)", 
 
 @dataclass(frozen=True)
 class RawSyntax:
+    """A syntax declaration that reaches a character-reading parser, with those readers and its source module."""
+
     readers: tuple[str, ...]   # the readers it reaches, sorted
     declaration: Declaration
     source: str                # `<package>:<module>`
 
     def line(self) -> str:
+        """Its row of `raw_syntax.txt` (tab-separated, `-` for an empty field)."""
         d = self.declaration
         return "\t".join((",".join(self.readers), d.scope, d.namespace or "-", d.category or "-",
                           d.atoms[0] if d.atoms else "-", " ".join(d.atoms) or "-", self.source))

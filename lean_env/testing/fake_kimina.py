@@ -130,6 +130,8 @@ def _validate(path: str, body: Any) -> tuple[list[tuple[str, str | None]], int, 
 
 @dataclass
 class FakeKimina:
+    """The Kimina server double: its settings mirror the server's environment variables; `transport()` serves it."""
+
     rules: list[Rule] = field(default_factory=list)
     api_key: str | None = None     # LEAN_SERVER_API_KEY
     max_repls: int = 4             # LEAN_SERVER_MAX_REPLS
@@ -152,6 +154,7 @@ class FakeKimina:
                              time_scale=self.time_scale, lean_version=self.lean_version)
 
     def transport(self) -> httpx.MockTransport:
+        """An `httpx.MockTransport` that answers the server's routes."""
         return httpx.MockTransport(self._handle)
 
     def restart(self, down_s: float) -> None:

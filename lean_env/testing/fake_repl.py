@@ -40,6 +40,7 @@ def _requests(stream, trim: bool):
 
 
 def serve(args: argparse.Namespace) -> int:
+    """Answer the REPL's JSON requests from stdin on stdout until stdin closes; returns the exit code."""
     lean = FakeLean(rules=load_rules(args.rules or os.environ.get("FAKE_REPL_RULES")), sorry_quote=args.sorry_quote,
                     lean_version=args.lean_version)
     out = sys.stdout
@@ -79,6 +80,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--import-delay", type=float, default=0.0, help="seconds to 'import' a header")
     ap.add_argument("--proof-delay", type=float, default=0.0, help="seconds per non-import command")

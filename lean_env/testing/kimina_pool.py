@@ -51,6 +51,8 @@ def split_snippet(code: str) -> tuple[str, str, int]:
 
 @dataclass(eq=False)
 class FakeRepl:
+    """One REPL of the double's pool: the header it imported and how often it was used."""
+
     header: str
     lean: FakeLean
     uid: int
@@ -62,6 +64,8 @@ class FakeRepl:
 
 @dataclass
 class ReplPool:
+    """The server's REPL pool (`Manager`): at most `max_repls`, reused by header, recycled after `max_uses`."""
+
     rules: list[Rule] = field(default_factory=list)
     max_repls: int = 4
     max_wait_s: float = 60.0      # LEAN_SERVER_MAX_WAIT
@@ -92,6 +96,8 @@ class ReplPool:
         await asyncio.sleep(max(0.0, simulated_s) * self.time_scale)
 
     async def get(self, header: str, reuse: bool) -> FakeRepl:
+        """A free REPL for `header` (reused when `reuse`), a new one while there is room, or wait; NoFreeRepl after
+        `max_wait_s`."""
         cond = self._condition()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.max_wait_s * self.time_scale
@@ -127,9 +133,11 @@ class ReplPool:
             cond.notify(1)
 
     async def release(self, repl: FakeRepl) -> None:
+        """Give `repl` back to the pool (or drop it once it has been used `max_uses` times)."""
         await self._drop(repl, keep=True)
 
     async def destroy(self, repl: FakeRepl) -> None:
+        """Drop `repl` from the pool (it crashed or timed out)."""
         await self._drop(repl, keep=False)
 
     async def run_one(self, snippet_id: str, code: str, timeout: float, reuse: bool, debug: bool = False) -> dict:

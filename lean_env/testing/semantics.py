@@ -59,6 +59,9 @@ OUTCOMES = {"valid", "error", "sorry", "tactic_sorry", "axiom", "unknown_constan
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule (module docstring): a command matching `match` gets `outcome`, with its message, position, axioms
+    and goal."""
+
     match: re.Pattern
     outcome: str = "valid"
     message: str = "error"
@@ -199,6 +202,7 @@ class FakeLean:
         return len(self.envs) - 1
 
     def command(self, text: str, env: int | None) -> tuple[dict, Effects]:
+        """Run one command in environment `env` (None: a fresh one) -> the REPL's response dict and its effects."""
         if env is not None and not 0 <= env < len(self.envs):
             return {"message": "Unknown environment."}, Effects()
         decls = dict(self.envs[env]) if env is not None else {}

@@ -34,19 +34,14 @@ import httpx
 from lean_env import Verdict
 from lean_env.backends.factory import aclose_backends, get_backend
 from lean_env.backends.probe import backend_problems
-from lean_env.options import BACKENDS, BackendOptions, option_fields, option_type
+from lean_env.options import OWNERS, BackendOptions
 from reward.lean.score import parse_ground_truth, resolve_config, verify_many
 from reward.lean.verdict_file import VerdictWriter, previous_verdicts
+from sdpo_options.flags import add_flags, given_flags
 
 BAD_ROW = "bad_row"
 EXIT_BAD_ROWS, EXIT_INFRA, EXIT_INTERRUPTED = 2, 3, 130
 _TEST_DOUBLE_MODULE = "lean_env.testing"
-
-
-def _bool(text: str) -> bool:
-    if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
-        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
-    return text.lower() in ("true", "1", "yes")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,17 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--out", default=None, help="output JSONL (default: <input>.verdicts.jsonl)")
     v.add_argument("--resume", action="store_true",
                    help="keep the final verdicts already in --out for unchanged rows; check the rest (infra again)")
-    for owner, f in option_fields():   # one flag per Lean option; unset flags keep the option's default
-        kind = option_type(owner, f)
-        v.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=_bool if kind is bool else kind, default=None,
-                       choices=sorted(BACKENDS) if f.name == "backend" else None,
-                       help=f"{f.metadata['doc']} ({_default_text(f)})")
+    add_flags(v, OWNERS, unset=True)   # one flag per Lean option; unset flags keep the option's default
     return ap
-
-
-def _default_text(f) -> str:
-    env, fallback = f.metadata["env"], f.metadata["fallback"]
-    return f"default: env {env}, else {fallback}" if env else f"default: {f.default}"
 
 
 def row_problem(row: Any) -> str | None:
@@ -168,7 +154,7 @@ def _save(writer: VerdictWriter, complete: bool) -> tuple[list[dict[str, Any]], 
 
 def verify_file(args: argparse.Namespace) -> int:
     """Verify `args.input` into `args.out`; the exit code of the module docstring."""
-    config = {f.name: getattr(args, f.name) for _, f in option_fields() if getattr(args, f.name) is not None}
+    config = given_flags(OWNERS, args)
     try:
         resolve_config(**config)   # a bad option fails before anything runs
     except ValueError as e:
@@ -218,6 +204,7 @@ def verify_file(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); returns the exit code."""
     return verify_file(_parser().parse_args(argv))
 
 

@@ -153,6 +153,8 @@ def _as_dict(verdict: Verdict, feedback: str, lean_time_s: float, infra: bool) -
 async def score_one(
     task: Task, solution_str: Any, cfg: LeanOptions, finish_reason: str | None = None
 ) -> dict[str, Any]:
+    """Check one output of `task` on the configured backend (with the strict re-check when on) -> the reward
+    dict {score, verdict, feedback, infra, lean_time_s}; an infrastructure failure is masked (infra 1, no feedback)."""
     backend = factory.get_backend(cfg.backend_options)
     output = solution_str if isinstance(solution_str, str) else ""
     result = await verify(task, output, backend, finish_reason=finish_reason, check=cfg.check)

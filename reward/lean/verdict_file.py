@@ -61,6 +61,7 @@ class VerdictWriter:
         self._handle = open(self.partial, "w", encoding="utf-8")
 
     def add(self, number: int, result: dict[str, Any]) -> None:
+        """Record the verdict of input line `number` and append it to the partial file at once."""
         self.results[number] = result
         self._handle.write(json.dumps({**_base(self.rows[number]), "line": number, **result}, ensure_ascii=False)
                            + "\n")

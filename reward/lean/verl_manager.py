@@ -43,6 +43,7 @@ class LeanRewardManager(NaiveRewardManager):
                 "response_budget": budget}
 
     async def run_single(self, data: DataProto) -> dict:
+        """verl's scoring of one sample, with `length_info` added to a copy of its `extra_info`."""
         data = data[-1:]
         extra_info = dict(data.non_tensor_batch.get("extra_info", [None])[0] or {})
         extra_info.update(self.length_info(data))

@@ -55,10 +55,12 @@ class Grade:
 
     @property
     def correct(self) -> bool:
+        """Whether the answer is equivalent to the reference."""
         return self.verdict == "valid"
 
     @property
     def infra(self) -> bool:
+        """Whether the grading failed for a reason that is no verdict on the answer (timeout, crash)."""
         return self.verdict in INFRA_VERDICTS
 
 
@@ -168,6 +170,7 @@ class GradingPool:
         return "ok", bool(reply["equal"]), reply["key"]
 
     def close(self) -> None:
+        """Kill the idle worker processes."""
         with self._lock:
             idle, self._idle = self._idle, []
         for worker in idle:

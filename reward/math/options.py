@@ -1,45 +1,35 @@
 """MATH grading options, each default written once: verl's `reward_kwargs` of `reward.math` and the `--grading-*`
-flags of `python -m sdpo_eval.math_eval` are both built from the fields of `MathGradingOptions`.
+flags of `python -m sdpo_eval.math_eval` (`sdpo_options.flags` with FLAG_PREFIX) are both built from the fields of
+`MathGradingOptions`.
 
 Contract: `MathGradingOptions.from_kwargs(kwargs)` accepts exactly the field names (an unknown key raises, naming
 the known ones); every field is type-checked on construction, so a string "false" from a config never reads as true.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-FLAG_PREFIX = "--grading-"
+from sdpo_options.flags import option
 
-
-def _opt(default: Any, doc: str) -> Any:
-    return field(default=default, metadata={"doc": doc})
-
-
-def _bool(text: str) -> bool:
-    if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
-        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
-    return text.lower() in ("true", "1", "yes")
-
-
-_PARSE = {"bool": _bool, "float": float, "int": int, "str": str}   # field annotation (a string here) -> flag type
+FLAG_PREFIX = "grading"
+"""`python -m sdpo_eval.math_eval` names each option's flag `--grading-<field>`."""
 
 
 @dataclass(frozen=True)
 class MathGradingOptions:
     """How one MATH reply is graded (`reward.math.grader.grade`)."""
 
-    timeout_s: float = _opt(5.0, "hard limit per answer comparison in seconds; a reply whose comparison runs past "
-                                 "it scores 0 with verdict grader_timeout")
-    prompt_opens_think: bool = _opt(False, "the prompt ends inside <think> (DeepSeek-R1's current template, "
-                                           "Qwen3.5-4B's unless enable_thinking=false, Open-Reasoner-Zero): a "
-                                           "reply without </think> was cut off while thinking and has no answer")
-    rounded_irrationals: bool = _opt(False, "the source's own grading accepts a rounded decimal for an exact "
-                                            "irrational answer (3.464 with an approximation sign for 2\\sqrt{3}; "
-                                            "e.g. OlympiadBench problems that state their error); MATH's does not")
+    timeout_s: float = option(5.0, "hard limit per answer comparison in seconds; a reply whose comparison runs past "
+                                   "it scores 0 with verdict grader_timeout")
+    prompt_opens_think: bool = option(False, "the prompt ends inside <think> (DeepSeek-R1's current template, "
+                                             "Qwen3.5-4B's unless enable_thinking=false, Open-Reasoner-Zero): a "
+                                             "reply without </think> was cut off while thinking and has no answer")
+    rounded_irrationals: bool = option(False, "the source's own grading accepts a rounded decimal for an exact "
+                                              "irrational answer (3.464 with an approximation sign for 2\\sqrt{3}; "
+                                              "e.g. OlympiadBench problems that state their error); MATH's does not")
 
     def __post_init__(self) -> None:
         if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or self.timeout_s <= 0:
@@ -68,18 +58,6 @@ class MathGradingOptions:
         if unknown:
             raise ValueError(f"unknown MATH reward option(s) {sorted(unknown)}; known: {known}")
         return cls(**kwargs)
-
-    @classmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        """One `--grading-<field>` flag per field, with the field's default and doc."""
-        for f in dataclasses.fields(cls):
-            parser.add_argument(FLAG_PREFIX + f.name.replace("_", "-"), dest=f"grading_{f.name}", type=_PARSE[f.type],
-                                default=f.default, help=f"{f.metadata['doc']} (default: {f.default})")
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> MathGradingOptions:
-        """The options behind the `--grading-*` flags of `add_arguments` (checked as any construction is)."""
-        return cls(**{f.name: getattr(args, f"grading_{f.name}") for f in dataclasses.fields(cls)})
 
 
 def prompt_opens_think(generation_prompt: str) -> bool:

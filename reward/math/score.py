@@ -47,6 +47,8 @@ def preflight(reward_kwargs: Mapping[str, Any], generation_prompt: str | None = 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping | None = None,
                   **kwargs: Any) -> dict[str, Any]:
+    """verl's reward function for MATH: grade the reply's final answer against `ground_truth` with the options
+    in `kwargs` -> {score, verdict, infra, feedback, ...}."""
     options = MathGradingOptions.from_kwargs(own_options(kwargs))
     reference = ground_truth if isinstance(ground_truth, str) else ("" if ground_truth is None else str(ground_truth))
     result = grade(solution_str if isinstance(solution_str, str) else None, reference, options)

@@ -4,9 +4,9 @@ Why not transformers' own `flash_attention_4` on Hopper: for a packed row (no ma
 transformers 5.9 derives `max_seqlen_q/k` as 0-d tensors (`prepare_fa_kwargs_from_position_ids`:
 `cu_seq_lens.diff().max()`) and passes them on unless it is tracing. flash-attn-4 4.0.0b36 drops tensor hints only on
 Blackwell (`_flash_attn_fwd`: `if arch // 10 in [10, 11]`); on Hopper the tensor reaches `cute.ceil_div`, which
-raises "Expected IntTuple, whose leaves are integers, but got 3082". Measured on an H200 (2026-12-05) in verl's
-packed engine with the Kimina step: every algorithm failed on its first forward. Departure from verl's default
-attention, with this reason; the kernel, its layout and its causal convention are flash-attn's own.
+raises "Expected IntTuple, whose leaves are integers, but got …": in verl's packed engine every algorithm failed on
+its first forward (bench/step_time/README.md, packed step time). Departure from verl's default attention, with this
+reason; the kernel, its layout and its causal convention are flash-attn's own.
 
 Contract (transformers' AttentionInterface): query [B, Hq, Lq, D], key/value [B, Hkv, Lk, D] -> ([B, Lq, Hq, D],
 None). The sequences are those `sdpo_ext.attention.varlen` finds: per row, where the positions restart (packed);

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 
 def register_attention() -> None:
+    """Register `sdpa_varlen` and `fa4_varlen` in transformers' AttentionInterface, each with transformers'
+    flash-attention mask function, so verl's packed path can select them."""
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, flash_attention_mask
 

@@ -56,7 +56,8 @@ def _causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, scale: Optiona
     if causal and lq != lk:
         mask = torch.ones(lq, lk, dtype=torch.bool, device=q.device).tril(diagonal=lk - lq)
     # 4-D on purpose: torch's flash and memory-efficient SDPA kernels take [B, H, L, D]; a 3-D call may fall back to
-    # the math kernel, which builds the L x L scores (suspected cause of the 6x packed GRPO update at 8K on the H200)
+    # the math kernel, which builds the L x L scores (suspected cause of a slow packed update at 8K:
+    # bench/step_time/README.md, packed step time)
     return F.scaled_dot_product_attention(q[None], k[None], v[None], attn_mask=mask, dropout_p=dropout, scale=scale,
                                           is_causal=causal and lq == lk)[0]
 

@@ -21,7 +21,7 @@ FLASH_ATTENTION_PACKAGES = {
     "flash_attention_4": ("flash_attn", "flash-attn-4", "pip install flash-attn-4==4.0.0b40 (Hopper or Blackwell)"),
 }
 # flash-attn-4 before 4.0.0b39 drops tensor length bounds only on Blackwell; transformers passes packed rows' bounds as
-# tensors, so flash_attention_4 on packed rows fails on Hopper ("Expected IntTuple ... got 3082", H200, 2026-12-05)
+# tensors, so flash_attention_4 on packed rows fails on Hopper ("Expected IntTuple ...", bench/step_time/README.md)
 FA4_PACKED_HOPPER_MIN = (4, 0, 0, 39)
 
 

@@ -74,6 +74,7 @@ class UnknownConfigKeyError(ValueError):
 
 @lru_cache(maxsize=1)
 def verl_default_config() -> dict:
+    """verl's full default PPO trainer config, unresolved (the keys a run may set)."""
     import verl
 
     path = Path(verl.__file__).parent / "trainer" / "config" / "_generated_ppo_trainer.yaml"
@@ -142,6 +143,8 @@ def plugin_unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]
 
 
 def check_config_keys(config: DictConfig | dict) -> None:
+    """Raise UnknownConfigKeyError listing every key of `config` that neither verl nor our dataclasses know,
+    with the closest names."""
     recipe = config.get("recipe", None)
     if isinstance(recipe, str):
         raise UnknownConfigKeyError(
@@ -203,7 +206,8 @@ def reward_problems(config: DictConfig | dict) -> list[str]:
 def ttrl_problems(config: DictConfig) -> list[str]:
     """The TTRL names (`sdpo.ttrl.theorem` / `.theorems`) that `TheoremFilterDataset` does not find in the data
     files, with its closest names; nothing to check without TTRL, or while a file is missing (data_problems)."""
-    from sdpo_ext.config import run_config  # imports verl; SDPOTrainer reads the `sdpo` block the same way
+    # not at the top: sdpo_ext.config imports verl, whose plugin loading imports the trainer, which imports this module
+    from sdpo_ext.config import run_config
     from sdpo_ext.ttrl.dataset import TheoremFilterDataset, ttrl_data_config
 
     settings = run_config(config)
@@ -264,10 +268,12 @@ class StartupChecks(Callback):
     """Hydra callback (recipes: `hydra.callbacks.sdpo_lean_startup`): checks that need no Ray, run before it."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Hydra's hook before a single run: stop on any start-up problem."""
         # before Hydra makes the run folder (run_job makes it, then calls on_job_start): a refused run leaves none
         _stop_on_problems(config)
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Hydra's hook before each job: in a multirun, stop on any start-up problem of that job."""
         # a multirun's jobs have no on_run_start; their folders are the launcher's
         if config.hydra.mode == RunMode.MULTIRUN:
             _stop_on_problems(config)

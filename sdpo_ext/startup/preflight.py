@@ -45,6 +45,7 @@ PREPARE_COMMANDS = (
 
 
 def visible_gpus() -> int:
+    """How many CUDA devices torch sees here (0 without CUDA)."""
     import torch
 
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -77,6 +78,7 @@ def _files(value: Any) -> list[str]:
 
 
 def prepare_command(path: Path) -> str | None:
+    """The command that makes the data file `path` (by its name), or None when none does."""
     for pattern, command in PREPARE_COMMANDS:
         match = pattern.fullmatch(path.name)
         if match:
@@ -85,6 +87,7 @@ def prepare_command(path: Path) -> str | None:
 
 
 def data_problems(config: Mapping[str, Any]) -> list[str]:
+    """`data.train_files` / `data.val_files` that do not exist, each with the command that makes it."""
     data = config.get("data") or {}
     problems = []
     for key in ("train_files", "val_files"):
@@ -184,6 +187,8 @@ def _hdfs_problem(path: str) -> str | None:
 
 
 def model_problems(config: Mapping[str, Any]) -> list[str]:
+    """Why `actor_rollout_ref.model.path` cannot be loaded here (no folder, no valid hub id, not cached while the hub
+    is offline or does not answer, an hdfs path that is not there), each with its fix."""
     model = (config.get("actor_rollout_ref") or {}).get("model") or {}
     path = model.get("path")
     if not path or Path(str(path)).expanduser().is_dir():

@@ -69,6 +69,7 @@ class TeacherSignal:
 
     @property
     def active(self) -> bool:
+        """Whether the sample gets a teacher context (not masked)."""
         return self.masked_reason is None
 
 

@@ -102,6 +102,7 @@ class PrefixKVCache:
         return self._prefix
 
     def clear(self) -> None:
+        """Drop the cached prefix and its KV cache."""
         self._prefix, self._cache = None, None
 
 

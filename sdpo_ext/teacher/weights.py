@@ -26,8 +26,8 @@ def _check_rate(rate: float) -> float:
 def ema_update_(teacher_params: Iterable[torch.Tensor], student_params: Iterable[torch.Tensor], rate: float) -> None:
     """In place: θ_T ← (1−rate)·θ_T + rate·θ_S for each pair, computed in the teacher's dtype on the
     *student's* device, then copied back when the teacher lives elsewhere. The SDPO recipes keep the teacher on
-    the GPU (0.006 s per step at 1.7B on an H200); with verl's default CPU-offloaded reference
-    (`ref.fsdp_config.forward_only=true`) a lerp on the host cost 8.3 s per step, hence the device choice.
+    the GPU; with verl's default CPU-offloaded reference (`ref.fsdp_config.forward_only=true`) a lerp on the host
+    costs seconds a step instead of milliseconds (bench/step_time/README.md, full verl runs), hence the device choice.
     Keep an fp32 teacher when rate is small: bf16 cannot hold a 1% step of a small difference."""
     rate = _check_rate(rate)
     teacher = list(teacher_params)

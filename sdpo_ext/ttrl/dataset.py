@@ -41,6 +41,8 @@ def ttrl_data_config(ttrl: Any, data: Any) -> dict[str, Any]:
 
 
 class TheoremFilterDataset(RLHFDataset):
+    """verl's RLHFDataset narrowed to the TTRL problems named in `data.sdpo_ttrl` (module docstring)."""
+
     def __init__(self, data_files, tokenizer, config, processor=None, max_samples: int = -1):
         ttrl = config.get("sdpo_ttrl", None) or {}
         self.ttrl_theorem = ttrl.get("theorem", None)

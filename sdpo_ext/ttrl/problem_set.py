@@ -72,10 +72,12 @@ class TTRLSet:
 
     # ------------------------------------------------------------------ state
     def is_open(self, name: str) -> bool:
+        """Whether `name` still has budget and, with stop_on_success, no valid proof yet."""
         state = self.problems[name]
         return state.attempts < self.budget and not (self.stop_on_success and state.successes > 0)
 
     def open_problems(self) -> list[str]:
+        """The open problems, in the set's order."""
         return [name for name in self.problems if self.is_open(name)]
 
     @property

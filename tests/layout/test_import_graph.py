@@ -1,9 +1,10 @@
 """Imports go down: each package imports only the packages below it (read from the source with ast, no import).
 
-sdpo_attempts (stdlib only) <- sdpo_ext (training); lean_env (Lean, no verl) <- reward <- sdpo_data <- sdpo_eval, and
-sdpo_eval also imports sdpo_attempts. Lazy imports inside functions count too. Inside sdpo_ext, the rule is by folder:
-every module under sdpo_ext/loss/ and sdpo_ext/teacher/ is pure, it imports only the standard library, torch, numpy and
-modules of sdpo_ext.loss / sdpo_ext.teacher (no verl, no transformers, no glue).
+sdpo_attempts (stdlib only) <- sdpo_ext (training); sdpo_options (stdlib only) <- lean_env (Lean, no verl) <- reward <-
+sdpo_data <- sdpo_eval, and sdpo_eval also imports sdpo_attempts. Lazy imports inside functions count too. Inside
+sdpo_ext, the rule is by folder: every module under sdpo_ext/loss/ and sdpo_ext/teacher/ is pure, it imports only the
+standard library, torch, numpy and modules of sdpo_ext.loss / sdpo_ext.teacher (no verl, no transformers, no glue).
+The other verl-free parts of sdpo_ext are held to what their docstrings say they import (VERL_FREE).
 """
 from __future__ import annotations
 
@@ -14,18 +15,28 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = {"sdpo_attempts", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext"}
+OURS = {"sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext"}
 ALLOWED = {
     "sdpo_attempts": set(),
-    "lean_env": set(),
-    "reward": {"lean_env"},
-    "sdpo_data": {"lean_env", "reward"},
-    "sdpo_eval": {"sdpo_attempts", "lean_env", "reward", "sdpo_data"},
+    "sdpo_options": set(),
+    "lean_env": {"sdpo_options"},
+    "reward": {"sdpo_options", "lean_env"},
+    "sdpo_data": {"sdpo_options", "lean_env", "reward"},
+    "sdpo_eval": {"sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data"},
     "sdpo_ext": {"sdpo_attempts"},
 }
 # the pure folders of sdpo_ext (docs/sdpo_math.md): the stdlib, torch, numpy and each other only, no verl
 PURE_FOLDERS = ("sdpo_ext/loss", "sdpo_ext/teacher")
 PURE_ALLOWED_TOP = set(sys.stdlib_module_names) | {"torch", "numpy"}
+# the verl-free parts of the sdpo_ext glue: path -> the top-level packages and our modules (dotted prefixes) it may
+# import; the README's layout table and each part's docstring say the same
+VERL_FREE = {
+    "sdpo_ext/attention": ({"torch", "transformers", "flash_attn"}, ("sdpo_ext.attention",)),
+    "sdpo_ext/ttrl/problem_set.py": (set(), ("sdpo_attempts",)),
+    "sdpo_ext/ttrl/modes.py": (set(), ()),
+    "sdpo_ext/resolvers.py": ({"omegaconf"}, ("sdpo_ext.startup.small_host", "sdpo_ext.ttrl.modes")),
+    "sdpo_ext/startup/small_host.py": ({"omegaconf", "ray"}, ()),
+}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -52,7 +63,7 @@ def test_a_package_imports_only_the_packages_below_it(package):
     assert not wrong, sorted(wrong)
 
 
-@pytest.mark.parametrize("package", ["sdpo_attempts", "lean_env"])
+@pytest.mark.parametrize("package", ["sdpo_attempts", "sdpo_options", "lean_env"])
 def test_the_bottom_packages_do_not_import_verl(package):
     assert not any("verl" in imported_packages(path) for path in (ROOT / package).rglob("*.py"))
 
@@ -74,4 +85,15 @@ def test_the_pure_sdpo_folders_import_only_the_stdlib_torch_numpy_and_each_other
     assert len(paths) > 1, f"{folder} has no modules"
     wrong = {f"{path.relative_to(ROOT)} imports {name}" for path in paths for name in imported_modules(path)
              if name.split(".")[0] not in PURE_ALLOWED_TOP and not _pure_home(name)}
+    assert not wrong, sorted(wrong)
+
+
+@pytest.mark.parametrize("part", sorted(VERL_FREE))
+def test_the_verl_free_parts_of_the_glue_import_only_what_they_claim(part):
+    tops, ours = VERL_FREE[part]
+    paths = sorted((ROOT / part).rglob("*.py")) if (ROOT / part).is_dir() else [ROOT / part]
+    assert paths and all(path.exists() for path in paths), f"{part} has no modules"
+    wrong = {f"{path.relative_to(ROOT)} imports {name}" for path in paths for name in imported_modules(path)
+             if name.split(".")[0] not in set(sys.stdlib_module_names) | tops
+             and not any(name == own or name.startswith(own + ".") for own in ours)}
     assert not wrong, sorted(wrong)

@@ -9,9 +9,10 @@ import inspect
 import pytest
 
 import reward.lean.score as rl
-from lean_env.options import BackendOptions, CheckOptions, LeanOptions, RecheckOptions, option_fields, option_type
+from lean_env.options import BackendOptions, CheckOptions, LeanOptions, RecheckOptions, option_fields
 from lean_env.verify import run_with_retries, verify
 from reward.lean.cli import _parser
+from sdpo_options.flags import value_type as option_type
 
 SAMPLES = {bool: ("false", False), int: ("7", 7), float: ("2.5", 2.5), str: ("x y", "x y")}
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reward.math.options import MathGradingOptions, prompt_opens_think
+from reward.math.options import FLAG_PREFIX, MathGradingOptions, prompt_opens_think
+from sdpo_options.flags import add_flags, from_flags
 
 
 def test_defaults_and_kwargs():
@@ -32,10 +33,11 @@ def test_fields_are_type_checked(kwargs, message):
 
 def test_cli_flags_are_built_from_the_fields():
     parser = argparse.ArgumentParser()
-    MathGradingOptions.add_arguments(parser)
-    assert MathGradingOptions.from_args(parser.parse_args([])) == MathGradingOptions()
+    add_flags(parser, MathGradingOptions, prefix=FLAG_PREFIX)
+    assert from_flags(MathGradingOptions, parser.parse_args([]), prefix=FLAG_PREFIX) == MathGradingOptions()
     args = parser.parse_args(["--grading-timeout-s", "2.5", "--grading-prompt-opens-think", "yes"])
-    assert MathGradingOptions.from_args(args) == MathGradingOptions(timeout_s=2.5, prompt_opens_think=True)
+    assert from_flags(MathGradingOptions, args, prefix=FLAG_PREFIX) == MathGradingOptions(timeout_s=2.5,
+                                                                                         prompt_opens_think=True)
     flags = {a.option_strings[0] for a in parser._actions if a.option_strings and a.dest.startswith("grading_")}
     assert flags == {"--grading-" + f.name.replace("_", "-") for f in dataclasses.fields(MathGradingOptions)}
 

@@ -7,7 +7,7 @@ r"""Issue 34's classes, one test per rule of a careful grader, written from that
 - lm-eval: `lm_eval/tasks/minerva_math/utils.py` (`normalize_final_answer`: SUBSTITUTIONS, REMOVED_EXPRESSIONS) and
   `lm_eval/tasks/hendrycks_math/utils.py` (`remove_right_units`, `strip_string`).
 Each docstring says whether we follow the rule; where the graders disagree, docs/eval.md says which convention we
-keep and why. The timeout and speed classes are in test_math_grader.py and test_compute_score.py.
+keep and why. The timeout and speed classes are in test_math_grader.py and test_math_score.py.
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import pytest
 from lean_env import LeanMessage, Outcome, RunResult, Verdict, build_check, judge, screen
 from lean_env.types import Snippet
 from lean_env.verify import Task, verify
-from tests.lean_env.test_redteam_round2 import HEADER, OK, ST, InProcessRepl, _answer
+from tests.lean_env.test_verify_redteam_round2 import HEADER, OK, ST, InProcessRepl, _answer
 
 STD = "propext, Classical.choice, Quot.sound"
 

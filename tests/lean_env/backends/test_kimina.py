@@ -12,7 +12,7 @@ from lean_env.backends.kimina import KiminaBackend, wire_timeout
 from lean_env.testing.fake_kimina import FakeKimina
 from lean_env.testing.semantics import load_rules
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures", "kimina_responses")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared", "fixtures", "kimina_responses")
 RULES = load_rules([{"match": "BAD", "outcome": "error", "message": "unsolved goals\n⊢ False"},
                     {"match": "HANG", "outcome": "hang"}, {"match": "CRASH", "outcome": "crash"},
                     {"match": "SLOW", "outcome": "valid", "delay_s": 2.0}])

@@ -5,7 +5,7 @@ from lean_env.commands import COMMAND_KEYWORDS, CONTINUATIONS, split_commands
 from lean_env.lexer import lex
 from lean_env.tables import load
 from lean_env.tables.make_tactics import main, tactic_names
-from tests.lean_env.lean_trees import mathlib_tree, source_flags
+from tests.lean_env.tables.lean_trees import mathlib_tree, source_flags
 
 TACTICS = """
 syntax (name := casesM) "cases' " term : tactic

@@ -16,7 +16,7 @@ import pytest
 
 from lean_env import Verdict, screen
 from lean_env.rules import LEXED_READERS, RAW_NAMESPACES, RAW_OPENERS, raw_syntax_rows
-from tests.lean_env.test_redteam_round2 import HEADER, SIG, ST, _answer
+from tests.lean_env.test_verify_redteam_round2 import HEADER, SIG, ST, _answer
 
 HIDDEN = "def s := <b>a /- </b>\naxiom cheat : False\n-- -/\n"           # a comment for the lexer, text for Lean
 HIDDEN_STR = 'def s := <b>" </b>\naxiom cheat : False\ndef u := "\n'       # a string for the lexer, text for Lean
@@ -37,7 +37,7 @@ ACTIVATIONS = {
     "one open, both names": "open ProofWidgets Jsx\n{hide}",      # `Jsx` resolves after `ProofWidgets` is open
     "a namespace inside it": "namespace ProofWidgets.Jsx.Inner\n{hide}end ProofWidgets.Jsx.Inner\n",
     # Lean's `open` takes every identifier after it; the splitter ends its list at a tactic word (found by the
-    # property test in tests/lean_env/test_raw_reading_property.py)
+    # property test in tests/lean_env/test_screen_raw_reading_property.py)
     "a tactic word in the list": "open Real simp ProofWidgets.Jsx\n{hide}",
     "the list going on below": "open ProofWidgets\n  trivial Jsx\n{hide}",
 }

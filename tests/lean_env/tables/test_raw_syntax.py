@@ -5,7 +5,7 @@ from __future__ import annotations
 from lean_env.tables.lean_source import declarations, namespaces
 from lean_env.tables.make_tables import main
 from lean_env.tables.raw_syntax import raw_syntax, readers
-from tests.lean_env.lean_trees import mathlib_tree, source_flags
+from tests.lean_env.tables.lean_trees import mathlib_tree, source_flags
 
 HTML = '''namespace Widgets
 inductive Html where

@@ -10,7 +10,7 @@ import pytest
 from lean_env.testing.leanjson import pretty
 
 MASTER = ["--lean-version", "4.33.0"]   # the transcripts are repl master's (toolchain v4.33.0-rc2)
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures", "lean_repl")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared", "fixtures", "lean_repl")
 PAIRS = sorted(p[: -len(".expected.out")]
                for p in glob.glob(os.path.join(FIXTURES, "**", "*.expected.out"), recursive=True))
 needs_fixtures = pytest.mark.skipif(not PAIRS, reason="../shared/fixtures absent")

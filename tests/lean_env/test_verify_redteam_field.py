@@ -30,8 +30,8 @@ what other checkers flag but what is a kernel-checked proof of the dataset state
 import pytest
 
 from lean_env import Verdict, screen
-from tests.lean_env.test_redteam_round2 import HEADER, OK, SIG, ST, InProcessRepl, _answer
-from tests.lean_env.test_redteam_round3 import _kimina, _verify
+from tests.lean_env.test_verify_redteam_round2 import HEADER, OK, SIG, ST, InProcessRepl, _answer
+from tests.lean_env.test_verify_redteam_round3 import _kimina, _verify
 
 S, F, M, V, L = Verdict.SORRY, Verdict.FORBIDDEN, Verdict.STATEMENT_MISMATCH, Verdict.VALID, Verdict.LEAN_ERROR
 # a statement that names a constant, for the redefinition cases

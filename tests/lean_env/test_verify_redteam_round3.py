@@ -28,7 +28,7 @@ from lean_env.judge import parse_audit
 from lean_env.testing.fake_kimina import FakeKimina
 from lean_env.testing.semantics import load_rules
 from lean_env.verify import Task, verify
-from tests.lean_env.test_redteam_round2 import HEADER, OK, SIG, ST, InProcessRepl, _answer
+from tests.lean_env.test_verify_redteam_round2 import HEADER, OK, SIG, ST, InProcessRepl, _answer
 
 S, F, M, V, L = Verdict.SORRY, Verdict.FORBIDDEN, Verdict.STATEMENT_MISMATCH, Verdict.VALID, Verdict.LEAN_ERROR
 STD = "propext, Classical.choice, Quot.sound"

@@ -1,0 +1,12 @@
+"""Typed options and their command-line flags (stdlib only; imports no other package here).
+
+`flags`: the one bridge from an options dataclass to flags. A field is declared with `option(default, doc)`, so its
+default and its one-line doc are written once, in the dataclass; `add_flags` builds one flag per field from them
+and `from_flags` builds the dataclass back from the parsed flags. The Lean reward's options (`lean_env.options`), the
+MATH grading options (`reward.math.options`) and the evaluation engine's options (`sdpo_eval.engines`) all go
+through it, so every package above may import it and it imports none of them.
+
+Naming rule: a dataclass that verl builds from the recipes' Hydra config (a block of the YAML, read through
+`_target_` or `omega_conf_to_dataclass`) is a `*Config`; a dataclass of our own settings, given as keyword arguments
+(verl's `reward_kwargs` included) or as command-line flags, is a `*Options`.
+"""

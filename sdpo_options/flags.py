@@ -1,0 +1,94 @@
+"""One bridge from an options dataclass to command-line flags: each default and each help text written once.
+
+A field is `option(default, doc)` (optionally `env`/`fallback`: unset, it is read from an environment variable, then
+from the fallback; `choices`: the values a flag accepts). `add_flags(parser, owners)` adds one flag per such field:
+`--<prefix>-<field-name>` with the field's type (a bool reads true/false/yes/no/1/0), its default and the help
+`"<doc> (default: <default>)"`. With `unset=True` every flag defaults to None, so a caller can tell "not given" and
+let the dataclass (or its environment variable) decide. `from_flags(owner, args)` builds the dataclass from the
+parsed flags. Fields without `option` metadata (nested dataclasses) get no flag.
+
+Contract: `from_flags(owner, parser.parse_args([]))` equals `owner()` for every `owner` added without `unset`.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+
+def option(default: Any, doc: str, *, env: str | None = None, fallback: Any = None,
+           choices: Sequence[Any] | None = None) -> Any:
+    """A dataclass field with its one-line `doc` (the flag's help); `env`/`fallback` as the module docstring says."""
+    return dataclasses.field(default=default,
+                             metadata={"doc": doc, "env": env, "fallback": fallback, "choices": choices})
+
+
+def parse_bool(text: str) -> bool:
+    """A flag's true/false (yes/no, 1/0, any case); argparse.ArgumentTypeError otherwise."""
+    if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return text.lower() in ("true", "1", "yes")
+
+
+def options_of(owner: type) -> Iterator[dataclasses.Field]:
+    """The fields of `owner` declared with `option`, in order."""
+    return (f for f in dataclasses.fields(owner) if "doc" in f.metadata)
+
+
+def value_type(owner: type, f: dataclasses.Field) -> type:
+    """The value type of an option (Optional unwrapped): bool, int, float or str."""
+    hint = typing.get_type_hints(owner)[f.name]
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return args[0] if args else hint
+
+
+def check_types(options: Any, what: str) -> None:
+    """ValueError naming the field when a number option holds no number or a bool option no bool: a string "false"
+    from a config would otherwise read as true. `what` names the options in the message ("Lean reward")."""
+    for f in options_of(type(options)):
+        value, kind = getattr(options, f.name), value_type(type(options), f)
+        not_a_number = isinstance(value, bool) or not isinstance(value, (int, float))
+        if value is not None and kind in (int, float) and not_a_number:
+            raise ValueError(f"{what} option {f.name} must be a number, got {value!r}")
+        if kind is bool and not isinstance(value, bool):
+            raise ValueError(f"{what} option {f.name} must be true or false, got {value!r}")
+
+
+def flag_name(f: dataclasses.Field, prefix: str = "") -> str:
+    """`--<prefix>-<name>` with dashes for underscores (`--grading-timeout-s`), or `--<name>` without a prefix."""
+    return "--" + (f"{prefix}-" if prefix else "") + f.name.replace("_", "-")
+
+
+def _dest(f: dataclasses.Field, prefix: str) -> str:
+    return f"{prefix}_{f.name}" if prefix else f.name
+
+
+def _default_text(f: dataclasses.Field) -> str:
+    if f.metadata["env"]:
+        return f"default: env {f.metadata['env']}, else {f.metadata['fallback']}"
+    return f"default: {f.default}"
+
+
+def add_flags(parser: argparse.ArgumentParser, owners: type | Sequence[type], *, prefix: str = "",
+              unset: bool = False) -> None:
+    """One flag per `option` field of each owner (names unique across them), with its type, default and doc."""
+    for owner in (owners,) if isinstance(owners, type) else owners:
+        for f in options_of(owner):
+            kind = value_type(owner, f)
+            parser.add_argument(flag_name(f, prefix), dest=_dest(f, prefix), type=parse_bool if kind is bool else kind,
+                                default=None if unset else f.default, choices=f.metadata["choices"],
+                                help=f"{f.metadata['doc']} ({_default_text(f)})")
+
+
+def given_flags(owners: type | Sequence[type], args: argparse.Namespace, *, prefix: str = "") -> dict[str, Any]:
+    """`{field: value}` of the flags `add_flags(..., unset=True)` added that were given (not None)."""
+    values = {f.name: getattr(args, _dest(f, prefix))
+              for owner in ((owners,) if isinstance(owners, type) else owners) for f in options_of(owner)}
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def from_flags(owner: type, args: argparse.Namespace, *, prefix: str = "") -> Any:
+    """The `owner` of the flags `add_flags` added (checked as any construction is)."""
+    return owner(**{f.name: getattr(args, _dest(f, prefix)) for f in options_of(owner)})

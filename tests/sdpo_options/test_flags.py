@@ -1,0 +1,114 @@
+"""The one dataclass-to-flags bridge (sdpo_options.flags): every bridged option's default and help are written once,
+in its dataclass, and no command line writes a bridged flag a second time by hand."""
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from lean_env.options import OWNERS as LEAN_OWNERS
+from reward.math.options import FLAG_PREFIX, MathGradingOptions
+from sdpo_eval.engines import EngineOptions
+from sdpo_options.flags import add_flags, check_types, flag_name, from_flags, option, options_of, parse_bool
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext")
+# (dataclass, flag prefix): every options dataclass a command line exposes
+BRIDGED = [*((owner, "") for owner in LEAN_OWNERS), (MathGradingOptions, FLAG_PREFIX), (EngineOptions, "")]
+NESTED = {"backend_options", "check", "recheck"}   # LeanOptions' parts, not options themselves
+
+
+@pytest.mark.parametrize("owner, prefix", BRIDGED, ids=lambda x: getattr(x, "__name__", x))
+def test_every_field_is_an_option_with_a_doc(owner, prefix):
+    fields = {f.name for f in dataclasses.fields(owner)} - NESTED
+    assert {f.name for f in options_of(owner)} == fields
+    assert all(f.metadata["doc"].strip() for f in options_of(owner))
+
+
+@pytest.mark.parametrize("owner, prefix", BRIDGED, ids=lambda x: getattr(x, "__name__", x))
+def test_the_flags_carry_the_fields_defaults_and_docs(owner, prefix):
+    parser = argparse.ArgumentParser()
+    add_flags(parser, owner, prefix=prefix)
+    if not any(f.metadata["env"] for f in options_of(owner)):   # env-backed fields resolve later
+        assert from_flags(owner, parser.parse_args([]), prefix=prefix) == owner()
+    actions = {a.option_strings[0]: a for a in parser._actions if a.option_strings and a.dest != "help"}
+    assert set(actions) == {flag_name(f, prefix) for f in options_of(owner)}
+    for f in options_of(owner):
+        action = actions[flag_name(f, prefix)]
+        assert action.help.startswith(f.metadata["doc"]) and "default: " in action.help
+
+
+def _imported_modules(tree: ast.Module) -> set[str]:
+    return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+
+
+def hand_written_copies(path: Path, root: Path = ROOT) -> set[str]:
+    """The bridged flags that the module at `path` writes in an `add_argument(...)` call although it defines or
+    imports their options (a CLI that has the dataclass at hand and derives a flag of it again)."""
+    tree = ast.parse(path.read_text())
+    imported = _imported_modules(tree) | {".".join(path.relative_to(root).with_suffix("").parts)}
+    bridged = {flag_name(f, prefix) for owner, prefix in BRIDGED for f in options_of(owner)
+               if owner.__module__ in imported}
+    written = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument":
+            written |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return written & bridged
+
+
+def test_no_command_line_writes_a_bridged_flag_again():
+    again = sorted(f"{path.relative_to(ROOT)}: {flag}" for package in PACKAGES
+                   for path in (ROOT / package).rglob("*.py") for flag in hand_written_copies(path))
+    assert not again, again
+
+
+def test_the_scan_finds_a_flag_written_again(tmp_path):
+    module = tmp_path / "cli.py"
+    module.write_text("import argparse\nfrom sdpo_eval.engines import EngineOptions\np = argparse.ArgumentParser()\n"
+                      'p.add_argument("--dtype", default="auto")\np.add_argument("--grading-timeout-s")\n')
+    assert hand_written_copies(module, tmp_path) == {"--dtype"}
+    own = tmp_path / "sdpo_eval" / "engines.py"
+    own.parent.mkdir()
+    own.write_text('def add(parser):\n    parser.add_argument("--batch-size", type=int, default=8)\n')
+    assert hand_written_copies(own, tmp_path) == {"--batch-size"}
+
+
+@dataclass(frozen=True)
+class _Example:
+    limit: float = option(1.5, "a limit")
+    on: bool = option(False, "a switch")
+    name: str | None = option(None, "a name", env="EXAMPLE_NAME", fallback="x", choices=("x", "y"))
+
+
+def test_a_flag_has_the_fields_type_and_unset_flags_are_none():
+    parser = argparse.ArgumentParser()
+    add_flags(parser, _Example, prefix="ex")
+    args = parser.parse_args(["--ex-limit", "2", "--ex-on", "yes", "--ex-name", "y"])
+    assert from_flags(_Example, args, prefix="ex") == _Example(limit=2.0, on=True, name="y")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--ex-name", "z"])
+    unset = argparse.ArgumentParser()
+    add_flags(unset, _Example, unset=True)
+    assert vars(unset.parse_args([])) == {"limit": None, "on": None, "name": None}
+    assert "default: env EXAMPLE_NAME, else x" in next(a.help for a in unset._actions if a.dest == "name")
+
+
+@pytest.mark.parametrize("text, value", [("true", True), ("No", False), ("1", True), ("0", False)])
+def test_parse_bool(text, value):
+    assert parse_bool(text) is value
+
+
+def test_parse_bool_refuses_other_words():
+    with pytest.raises(argparse.ArgumentTypeError, match="expected true or false"):
+        parse_bool("maybe")
+
+
+def test_check_types_names_the_field():
+    with pytest.raises(ValueError, match="Example option on must be true or false"):
+        check_types(_Example(on="false"), "Example")
+    with pytest.raises(ValueError, match="Example option limit must be a number"):
+        check_types(_Example(limit="2"), "Example")
