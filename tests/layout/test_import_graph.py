@@ -1,10 +1,11 @@
 """Imports go down: each package imports only the packages below it (read from the source with ast, no import).
 
 sdpo_attempts (stdlib only) <- sdpo_ext (training); sdpo_options (stdlib only) <- lean_env (Lean, no verl) <- reward <-
-sdpo_data <- sdpo_eval, and sdpo_eval also imports sdpo_attempts and sdpo_ext's pure teacher contexts. Lazy imports inside functions count too. Inside
-sdpo_ext, the rule is by folder: every module under sdpo_ext/loss/ and sdpo_ext/teacher/ is pure, it imports only the
-standard library, torch, numpy and modules of sdpo_ext.loss / sdpo_ext.teacher (no verl, no transformers, no glue).
-The other verl-free parts of sdpo_ext are held to what their docstrings say they import (VERL_FREE).
+sdpo_data <- sdpo_eval, and sdpo_eval also imports sdpo_attempts and sdpo_ext's pure teacher contexts. Lazy imports
+inside functions count too. Inside sdpo_ext, the rule is by folder: every module under sdpo_ext/loss/ and
+sdpo_ext/teacher/ is pure, it imports only the standard library, torch, numpy and modules of sdpo_ext.loss /
+sdpo_ext.teacher (no verl, no transformers, no glue). The other verl-free parts of sdpo_ext are held to what their
+docstrings say they import (VERL_FREE).
 """
 from __future__ import annotations
 
