@@ -13,7 +13,8 @@ reward's grader, with its hard time limit; a reply whose comparison runs past it
 is infra and left out of every count), with the `--grading-*` flags of `reward.math.options.MathGradingOptions`
 (`--grading-prompt-opens-think true` when the chat template ends the prompt inside `<think>`). Sample j of a
 problem uses seed `sample_seed(--seed, problem id, j)`, so a problem's samples do not depend on the selection.
-Every argument is checked and the problems are loaded before any model is.
+Every argument is checked, the outputs (`--out`, `--log`) are tried for writing and the problems are loaded before any
+model is.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from lean_env import cli_checks
 from reward.math.grader import grade
 from reward.math.options import FLAG_PREFIX, MathGradingOptions
 from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
@@ -200,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     ks = _check(parser, args)
+    if cli_checks.report([cli_checks.output_problem(args.out, "--out") if args.out else None,
+                          cli_checks.output_problem(args.log, "--log") if args.log else None]):
+        return 2
     try:
         specs = [ModelSpec.parse(m, args.gguf_file) for m in args.model]
         problems = _load_problems(args)

@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
@@ -218,6 +219,30 @@ def parse_ks(text: str, n: int) -> list[int]:
     return ks
 
 
+MAKE_DATA = ("a prepared parquet: python -m sdpo_data.prepare lean --dataset minif2f --input /path/to/minif2f.jsonl "
+             "--prompt-style kimina --out-dir ~/data/sdpo_lean; README, Main GPU jobs")
+SWITCH_BACKEND = ("start a Kimina server and set LEAN_SERVER_API_URL and LEAN_SERVER_API_KEY (docs/lean.md), or check "
+                  "with a local REPL: --reward-kwarg backend=repl --reward-kwarg workspace=/path/to/mathlib-ws")
+
+
+def lean_problems(reward_kwargs: dict[str, Any]) -> list[str]:
+    """Why the Lean reward of `reward_kwargs` cannot check proofs here (a bad option, no backend), in seconds."""
+    from reward.lean.score import resolve_config
+
+    try:
+        backend = resolve_config(**reward_kwargs).backend_options
+    except ValueError as e:
+        return [f"--reward-kwarg: {e} (python -m reward.lean.cli verify --help lists the options)"]
+    return cli_checks.lean_backend_problems(backend, SWITCH_BACKEND)
+
+
+def _file_problems(args: argparse.Namespace) -> list[str | None]:
+    """The --data files that are not there, the outputs that cannot be written."""
+    return [*(cli_checks.input_problem(path, "--data", MAKE_DATA) for path in args.data),
+            cli_checks.output_problem(args.out, "--out") if args.out else None,
+            cli_checks.output_problem(args.attempt_log, "--attempt-log") if args.attempt_log else None]
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="HF id, folder or .gguf file")
     parser.add_argument("--gguf-file", default=None, help="the .gguf file inside --model's folder, if it is one")
@@ -251,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     bok.add_argument("--batch", type=int, default=16,
                      help="samples per round (= the trainer's rollout.n) (default: %(default)s)")
     args = parser.parse_args(argv)
+    if cli_checks.report(_file_problems(args)):
+        return 2
     try:
         reward_kwargs = _reward_kwargs(args.reward_kwarg)
         names = [n.strip() for n in args.problems.split(",") if n.strip()] if args.problems else None
@@ -263,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if cli_checks.report(lean_problems(reward_kwargs)):   # before any model loads: nothing would be verified
+        return 3
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
                             seed=args.seed)
     engine = load_engine(spec, engine_options)

@@ -37,10 +37,11 @@ def repl_problems(command: str, workspace: str | None) -> list[str]:
     return problems
 
 
-async def backend_problems(options: BackendOptions, backend: Optional[LeanBackend] = None) -> list[str]:
+async def backend_problems(options: BackendOptions, backend: Optional[LeanBackend] = None,
+                           fix: str = START_A_SERVER) -> list[str]:
     """What keeps `options` (resolved) from reaching Lean; [] when the backend is there. `backend`: the one the
     caller will use; a Kimina client is asked through it (its transport, its key), else one is made for the probe and
-    closed."""
+    closed. `fix`: how the caller's user starts a server or switches backend (its flags)."""
     if options.backend != "kimina":
         return repl_problems(options.repl_command, options.workspace)
     own = not isinstance(backend, KiminaBackend)
@@ -51,4 +52,4 @@ async def backend_problems(options: BackendOptions, backend: Optional[LeanBacken
         if own:
             await kimina.aclose()
     return [] if ok else [f"the Kimina server at {options.url} does not answer GET /health with status ok "
-                          f"({START_A_SERVER})"]
+                          f"({fix})"]

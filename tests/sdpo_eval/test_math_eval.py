@@ -297,3 +297,16 @@ def test_a_chat_template_that_opens_think_needs_the_grading_flag(tmp_path, engin
     table["model_a"].answers = {"1+1": "thinking...</think> So $\\boxed{2}$."}
     assert math_eval.main(["--model", "model_a", "--input", src, "--grading-prompt-opens-think", "true"]) == 0
     assert table["model_a"].calls
+
+
+@pytest.mark.parametrize("flag", ["--out", "--log"])
+def test_an_output_it_cannot_write_is_one_error_before_any_model(tmp_path, engines, capsys, flag):
+    """Found after generation, with a raw traceback, the results were lost (issue 50); the blocking file stays."""
+    blocker = tmp_path / "a_file"
+    blocker.write_text("kept")
+    target = blocker / "sub" / "math.json"
+    assert math_eval.main(["--model", "model_a", "--input", _write(tmp_path / "m.jsonl", PROBLEMS),
+                           flag, str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {flag} {target}: {blocker} is a file, so no folder can be made there (choose another path)\n"
+    assert engines[1] == [] and blocker.read_text() == "kept"

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
+import time
 
 import pytest
 
@@ -14,6 +16,7 @@ from sdpo_data.prepare import prepare_lean
 from sdpo_eval.engines import Completion, ModelSpec, SamplingParams
 
 HEADER = "import Mathlib\n\n"
+FAKE_REPL = f"{sys.executable} -m lean_env.testing.fake_repl"
 
 
 class SeedEngine:
@@ -139,9 +142,9 @@ def test_cli_passk_writes_json(data, fake_verifier, monkeypatch, tmp_path, capsy
     monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: SeedEngine(SCRIPT))
     out = tmp_path / "passk.json"
     assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--k", "1,4",
-                             "--reward-kwarg", "backend=repl", "--reward-kwarg", "timeout_s=30",
-                             "--out", str(out)]) == 0
-    assert fake_verifier[0][1] == {"backend": "repl", "timeout_s": 30}
+                             "--reward-kwarg", "backend=repl", "--reward-kwarg", f"repl_command={FAKE_REPL}",
+                             "--reward-kwarg", "timeout_s=30", "--out", str(out)]) == 0
+    assert fake_verifier[0][1] == {"backend": "repl", "repl_command": FAKE_REPL, "timeout_s": 30}
     assert "infra samples (excluded): 2 / 12" in capsys.readouterr().out
     assert json.loads(out.read_text())["pass_at_k"]["4"]["problems"] == 2
 
@@ -219,3 +222,49 @@ def test_passk_resume_draws_only_what_the_attempt_log_lacks(data, fake_verifier,
 def test_passk_resume_needs_an_attempt_log(data, capsys):
     assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--resume"]) == 2
     assert "--resume needs --attempt-log" in capsys.readouterr().err
+
+
+def _unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _no_model(monkeypatch):
+    monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: pytest.fail("the model was loaded"))
+
+
+def test_cli_stops_before_any_model_loads_when_no_lean_server_answers(data, monkeypatch, capsys, tmp_path):
+    """The default backend (Kimina) with no server: exit 3 in seconds, naming the server variables and the switch to
+    a REPL, instead of generating every sample and masking each one as infra."""
+    _no_model(monkeypatch)
+    monkeypatch.delenv("LEAN_BACKEND", raising=False)
+    monkeypatch.setenv("LEAN_SERVER_API_URL", f"http://127.0.0.1:{_unused_port()}")
+    start = time.monotonic()
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4",
+                             "--out", str(tmp_path / "passk.json")]) == 3
+    err = capsys.readouterr().err
+    assert time.monotonic() - start < 30 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("error: the Kimina server at http://127.0.0.1:") and "LEAN_SERVER_API_URL" in err
+    assert "--reward-kwarg backend=repl" in err and not (tmp_path / "passk.json").exists()
+
+
+def test_cli_names_a_missing_data_file_and_how_to_make_it(monkeypatch, capsys, tmp_path):
+    _no_model(monkeypatch)
+    missing = tmp_path / "minif2f_kimina_test.parquet"
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(missing), "--n", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --data {missing}: no such file (a prepared parquet: python -m sdpo_data.prepare lean")
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag", ["--out", "--attempt-log"])
+def test_cli_refuses_an_output_it_cannot_write_before_any_model_loads(data, monkeypatch, capsys, tmp_path, flag):
+    _no_model(monkeypatch)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("kept")
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4",
+                             flag, str(blocker / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {flag} {blocker / 'out.json'}: {blocker} is a file") and "Traceback" not in err
+    assert blocker.read_text() == "kept"
