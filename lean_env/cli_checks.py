@@ -15,7 +15,6 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from lean_env.backends.probe import backend_problems
 from lean_env.options import BackendOptions
 
 BACKEND_TIMEOUT_S = 15.0   # the probe's own limits are 10 s (Kimina /health); this bounds a hung name lookup too
@@ -64,6 +63,8 @@ def lean_backend_problems(options: BackendOptions, fix: str, timeout_s: float = 
     """What keeps the resolved `options` from reaching Lean, found in seconds (`lean_env.backends.probe`); `fix` is
     the way this tool switches or points the backend (its flag, the server's variables). Call it outside a running
     event loop."""
+    from lean_env.backends.probe import backend_problems  # httpx: only for the tools that check proofs
+
     async def probe() -> list[str]:
         return await asyncio.wait_for(backend_problems(options, fix=fix), timeout_s)
 

@@ -6,9 +6,9 @@ Input lines: {"formal_statement", "output", optional "name", "header", "finish_r
 {"ground_truth": {...} or its JSON text, "output"}.
 Contract: every input line (blank lines excepted) gets exactly one output line, in input order: the input object
 plus `line` (its 1-based line number) and score/verdict/feedback/infra/lean_time_s. A row that cannot be checked
-(not JSON, not an object, a missing or non-string field, a malformed ground truth) is never sent to Lean: it gets
-verdict `bad_row`, infra 1 and an `error` saying what is wrong. Prints a progress bar, a verdict table, and a banner
-when the backend is a test double instead of Lean.
+(not UTF-8 unless `--replace-bad-bytes`, not JSON, not an object, a missing or non-string field, a malformed ground
+truth) is never sent to Lean: it gets verdict `bad_row`, infra 1 and an `error` saying what is wrong. Prints a
+progress bar, a verdict table, and a banner when the backend is a test double instead of Lean.
 Verdicts are written as they arrive, to `<out>.partial`, so Ctrl-C keeps them (exit 130). They replace the output
 when every row got a final verdict, or when there was no earlier output; otherwise (the backend does not answer, rows
 ended as infrastructure failures, a stop) an earlier output is left as it was, never truncated
@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import httpx
 
-from lean_env import Verdict
+from lean_env import Verdict, cli_checks
 from lean_env.backends.factory import aclose_backends, get_backend
 from lean_env.backends.probe import backend_problems
 from lean_env.options import OWNERS, BackendOptions
@@ -40,6 +40,7 @@ from reward.lean.verdict_file import VerdictWriter, previous_verdicts
 from sdpo_options.flags import add_flags, given_flags
 
 BAD_ROW = "bad_row"
+REPLACE_FLAG = "--replace-bad-bytes"
 EXIT_BAD_ROWS, EXIT_INFRA, EXIT_INTERRUPTED = 2, 3, 130
 _TEST_DOUBLE_MODULE = "lean_env.testing"
 
@@ -53,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--out", default=None, help="output JSONL (default: <input>.verdicts.jsonl)")
     v.add_argument("--resume", action="store_true",
                    help="keep the final verdicts already in --out for unchanged rows; check the rest (infra again)")
+    v.add_argument(REPLACE_FLAG, action="store_true",
+                   help="read bytes that are not UTF-8 as U+FFFD (default: such a row is a bad row, never checked)")
     add_flags(v, OWNERS, unset=True)   # one flag per Lean option; unset flags keep the option's default
     return ap
 
@@ -77,13 +80,31 @@ def row_problem(row: Any) -> str | None:
     return None
 
 
-def read_rows(path: str) -> list[tuple[int, Any, str | None]]:
+def _decode(data: bytes, replace: bool) -> tuple[str, str | None]:
+    """A line's text and, unless `replace`, why it is not UTF-8 (its text then has U+FFFD where the bytes were)."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        if replace:
+            return data.decode("utf-8", errors="replace"), None
+        return data.decode("utf-8", errors="replace"), (
+            f"not UTF-8 text (byte 0x{data[e.start]:02x} at byte {e.start + 1} of the line; re-encode the file as "
+            f"UTF-8, or pass {REPLACE_FLAG} to read such bytes as U+FFFD)")
+
+
+def read_rows(path: str, replace_bad_bytes: bool = False) -> list[tuple[int, Any, str | None]]:
     """(line number, parsed row or raw text, problem or None) for every non-blank line; a line that is not JSON is
-    called a possibly truncated last line only when it is the last one and has no newline (a write cut short)."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = [(number, text) for number, text in enumerate(f, start=1) if text.strip()]
+    called a possibly truncated last line only when it is the last one and has no newline (a write cut short). A
+    line that is not UTF-8 is a bad row (its text kept with U+FFFD), unless `replace_bad_bytes`: a replaced byte
+    could otherwise turn a proof or a statement into another one silently."""
+    with open(path, "rb") as f:
+        lines = [(number, *_decode(data, replace_bad_bytes)) for number, data in enumerate(f, start=1)]
+    lines = [(number, text, bad) for number, text, bad in lines if text.strip()]
     rows = []
-    for number, text in lines:
+    for number, text, bad in lines:
+        if bad:
+            rows.append((number, text.rstrip("\n")[:1000], bad))
+            continue
         try:
             row = json.loads(text)
         except ValueError as e:
@@ -164,11 +185,13 @@ def verify_file(args: argparse.Namespace) -> int:
         print(f"error: {args.input}: no such file (a JSONL of {{\"formal_statement\", \"output\"}} rows)",
               file=sys.stderr)
         return EXIT_BAD_ROWS
-    rows = read_rows(args.input)
+    out_path = args.out or args.input.rsplit(".jsonl", 1)[0] + ".verdicts.jsonl"
+    if cli_checks.report([cli_checks.output_problem(out_path, "--out")]):
+        return EXIT_BAD_ROWS
+    rows = read_rows(args.input, args.replace_bad_bytes)
     if not rows:
         print(f"{args.input}: no rows to verify (the file is empty)", file=sys.stderr)
         return EXIT_BAD_ROWS
-    out_path = args.out or args.input.rsplit(".jsonl", 1)[0] + ".verdicts.jsonl"
     kept = previous_verdicts(out_path, rows, BAD_ROW) if args.resume else {}
     writer = VerdictWriter(out_path, rows)
     for number, result in kept.items():

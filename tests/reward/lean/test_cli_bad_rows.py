@@ -115,3 +115,34 @@ def test_a_missing_input_or_an_unknown_backend_is_one_error_line(tmp_path, capsy
         main(["verify", str(tmp_path / "absent.jsonl"), "--backend", "foo"])
     assert stop.value.code == 2 and "invalid choice: 'foo' (choose from 'kimina', 'repl', 'repl-ray')" in \
         capsys.readouterr().err
+
+
+def _latin1_input(path, answer) -> None:
+    """Line 1 UTF-8; line 2 a valid proof whose comment holds a Latin-1 byte (0xe9), which UTF-8 cannot read."""
+    rows = [json.dumps({"formal_statement": STATEMENT, "output": answer(p)}, ensure_ascii=False).encode()
+            for p in ("norm_num", "norm_num -- caf\u00e9")]
+    path.write_bytes(rows[0] + b"\n" + rows[1].replace("\u00e9".encode(), b"\xe9") + b"\n")
+
+
+def test_a_row_that_is_not_utf8_is_a_bad_row_naming_the_line(tmp_path, answer, kimina_double, capsys):
+    """Replaced silently, such a row could be judged valid (issue 50); it is refused unless the user asks."""
+    kimina_double(FakeKimina())
+    inp, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    _latin1_input(inp, answer)
+    assert _run_in_thread(["verify", str(inp), "--out", str(out), "--backend", "kimina"]) == 2
+    assert f"{inp}:2: bad row: not UTF-8 text (byte 0xe9 at byte " in capsys.readouterr().err
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [g["verdict"] for g in got] == ["valid", "bad_row"] and "--replace-bad-bytes" in got[1]["error"]
+    assert _run_in_thread(["verify", str(inp), "--out", str(out), "--backend", "kimina", "--replace-bad-bytes"]) == 0
+    assert [json.loads(line)["verdict"] for line in out.read_text().splitlines()] == ["valid", "valid"]
+
+
+def test_an_output_it_cannot_write_is_one_error_line_before_any_row_is_checked(tmp_path, answer, capsys):
+    inp, blocker = tmp_path / "in.jsonl", tmp_path / "a_file"
+    inp.write_text(json.dumps({"formal_statement": STATEMENT, "output": answer("norm_num")}) + "\n")
+    blocker.write_text("kept")
+    assert main(["verify", str(inp), "--out", str(blocker / "out.jsonl"), "--backend", "repl"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: --out {blocker / 'out.jsonl'}: {blocker} is a file, so no folder can be made there " \
+                  "(choose another path)\n"
+    assert blocker.read_text() == "kept"
