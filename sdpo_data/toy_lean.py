@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 
+from lean_env import cli_checks
 from sdpo_data.lean_rows import DEEPSEEK_HEADER, LeanDataset, screen_records, verl_row
 
 TOY = LeanDataset("toy", ("valid", "test"), "v4.9.0", "xinhjBrant/mathlib4@2f65ba7", DEEPSEEK_HEADER)
@@ -76,16 +78,19 @@ def write(out_dir: Path, prompt_style: str = "fewshot") -> list[Path]:
     return paths + [rules]
 
 
-def main() -> None:
-    """The CLI (module docstring)."""
+def main(argv: list[str] | None = None) -> int:
+    """The CLI (module docstring); exit 2 when --out-dir cannot be written."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out-dir", type=Path, default=Path("~/data/sdpo_toy_lean").expanduser(),
                         help="where the parquet files and the double's rules go (default: %(default)s)")
     parser.add_argument("--prompt-style", default="fewshot", help="fewshot (the toy recipes), kimina, goedel, qwen")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if cli_checks.report([cli_checks.output_problem(args.out_dir, "--out-dir", folder=True)]):
+        return 2
     for path in write(args.out_dir.expanduser(), args.prompt_style):
         print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
