@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from lean_env import cli_checks
 from lean_env.recheck import (
     DEFAULT_COMMANDS,
     DEFAULT_LIB,
@@ -145,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             raise ValueError(f"no such file: {', '.join(missing)} (--log: a run's attempts.jsonl; --data: the "
                              "prepared parquet)")
+        unwritable = cli_checks.output_problem(args.out or logs[0].with_suffix(".recheck.jsonl"), "--out")
+        if unwritable:
+            raise ValueError(unwritable)
         problems = {}
         if args.data:
             from sdpo_eval.prover_eval import load_problems

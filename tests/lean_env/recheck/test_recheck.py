@@ -344,3 +344,15 @@ def test_cli_default_tool_command_is_the_tools_binary_on_path(recheck_tools, tmp
                      "--lake", str(paths["lake"])]) == 0
     (row,) = [json.loads(line) for line in (tmp_path / "v.recheck.jsonl").read_text().splitlines()]
     assert row["status"] == "confirmed" and row["message"] == "SafeVerify check passed."
+
+
+def test_cli_an_out_it_cannot_write_is_one_error_before_any_tool_runs(recheck_tools, tmp_path, capsys):
+    project = recheck_tools[1]
+    log = _write_log(tmp_path / "a.jsonl", [])
+    blocker = tmp_path / "a_file"
+    blocker.write_text("kept")
+    assert cli.main(["--log", str(log), "--project", str(project), "--tool", "lean4checker",
+                     "--out", str(blocker / "r.jsonl")]) == 2
+    assert capsys.readouterr().err == (f"error: --out {blocker / 'r.jsonl'}: {blocker} is a file, so no folder can be "
+                                       "made there (choose another path)\n")
+    assert blocker.read_text() == "kept"
