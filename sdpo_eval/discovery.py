@@ -36,8 +36,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from lean_env import cli_checks
 from sdpo_attempts.log import within_budget
 from sdpo_data.sources import read_jsonl
+from sdpo_eval import run_checks
 from sdpo_eval.launch import finished, gpu_groups, launch
 
 TRAINED_METHODS = ("sdpo", "grpo")
@@ -173,7 +175,7 @@ def run(recipe: str, problems: Sequence[str], budget: int, out_dir: Path, method
         finally:
             free.put(group)
         if rc != 0:
-            print(f"warning: {method} {problem or ''} exited {rc}; see {run_dir / 'stdout.log'}", file=sys.stderr)
+            print(run_checks.failure_line(f"{method} {problem or ''}".strip(), rc, run_dir), file=sys.stderr)
         return command, rc
 
     done: list[dict | None] = [None] * len(jobs)
@@ -314,6 +316,8 @@ def _names(text: str) -> list[str]:
 
 
 def _launch_runs(args) -> int:
+    if not args.dry_run and cli_checks.report([cli_checks.output_problem(args.out_dir, "--out-dir", folder=True)]):
+        return 2
     if args.command == "run-set":
         from sdpo_eval.discovery_set import run_set
 
@@ -349,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     prefix = args.out or ((args.run_dir or logs[0].parent) / "discovery")
     prefix = Path(prefix).expanduser()
+    if cli_checks.report([cli_checks.output_problem(f"{prefix}.json", "--out")]):
+        return 2
     prefix.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{prefix}.json").write_text(json.dumps(report, indent=2))
     plot_report(report, Path(f"{prefix}.png"))

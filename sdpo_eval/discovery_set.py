@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from sdpo_eval import run_checks
 from sdpo_eval.launch import finished, launch
 
 # method -> (recipe algorithm part, its overrides). sdpo_confident: the SDPO setting that learns on the 135M demo
@@ -89,8 +90,10 @@ def set_aside_unresumable_log(run_dir: Path) -> bool:
 def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, methods: Sequence[str],
             seeds: Sequence[int], overrides: Sequence[str] = (), force: bool = False,
             dry_run: bool = False) -> list[dict]:
-    """Every (method, seed) run not finished yet, one after another; [{method, seed, command, returncode}]."""
-    done = []
+    """Every (method, seed) run not finished yet, one after another; [{method, seed, command, returncode}]. The
+    training start-up checks run once, before the first training launch (ValueError with their message: it and the
+    runs after it are not started)."""
+    done, checked = [], False
     for method in methods:
         for seed in seeds:
             run_dir = out_dir / method / f"seed{seed}"
@@ -101,9 +104,12 @@ def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, met
             elif finished(run_dir) and not force:
                 rc = 0
             else:
+                if not checked and run_checks.TRAINER_MODULE in command:   # the sampler makes its own checks
+                    run_checks.stop_on_preflight(command)
+                    checked = True
                 set_aside_unresumable_log(run_dir)
                 rc = launch(command, run_dir)
                 if rc != 0:
-                    print(f"warning: {method} seed {seed} exited {rc}; see {run_dir / 'stdout.log'}", file=sys.stderr)
+                    print(run_checks.failure_line(f"{method} seed {seed}", rc, run_dir), file=sys.stderr)
             done.append({"method": method, "seed": seed, "command": command, "returncode": rc})
     return done

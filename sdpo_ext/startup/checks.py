@@ -284,5 +284,9 @@ def _stop_on_problems(config: DictConfig) -> None:
     # it stops the run here, with the message on stderr and exit code 1.
     problems = startup_problems(config)
     if problems:
-        raise SystemExit(f"sdpo-lean found {len(problems)} problem(s) before starting:\n"
-                         + "\n".join(f"- {p}" for p in problems))
+        raise SystemExit(problems_message(problems))
+
+
+def problems_message(problems: list[str]) -> str:
+    """The one message a refused run prints: every problem, one line each."""
+    return f"sdpo-lean found {len(problems)} problem(s) before starting:\n" + "\n".join(f"- {p}" for p in problems)

@@ -10,6 +10,7 @@ import pytest
 
 import sdpo_eval.discovery as discovery
 import sdpo_eval.launch as launch
+import sdpo_eval.run_checks as run_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_eval.discovery_set import SET_METHODS, run_set, set_command
 from sdpo_eval.discovery_summary import attempts_to_match, first_success_table, summary
@@ -59,7 +60,13 @@ def test_best_of_k_samples_like_the_trained_runs_and_never_updates(tmp_path, mon
     assert run.algorithm_name == "best_of_k" and run.attempt_log == str(tmp_path / "best_of_k" / "attempts.jsonl")
 
 
-def test_run_set_launches_one_process_per_method_and_seed_and_skips_finished(tmp_path, monkeypatch):
+@pytest.fixture
+def passes_preflight(monkeypatch):
+    """The start-up checks (a subprocess composing the recipe, tests/sdpo_eval/test_run_checks.py) pass."""
+    monkeypatch.setattr(run_checks, "preflight", lambda command: None)
+
+
+def test_run_set_launches_one_process_per_method_and_seed_and_skips_finished(tmp_path, monkeypatch, passes_preflight):
     launched = []
 
     def fake_run(command, stdout, stderr, env=None):
@@ -183,7 +190,8 @@ def test_report_cli_writes_the_first_success_table(set_logs, capsys):
     assert "discovery.md" in capsys.readouterr().out
 
 
-def test_a_relaunched_run_without_a_checkpoint_does_not_add_its_first_try_to_the_report(tmp_path, monkeypatch):
+def test_a_relaunched_run_without_a_checkpoint_does_not_add_its_first_try_to_the_report(tmp_path, monkeypatch,
+                                                                                       passes_preflight):
     """run-set saves no checkpoints, so a relaunch (after a crash, or --force) starts over under a new run id; the
     first try's attempts must not stay in the log the report reads (it would count as one more run of that seed)."""
     run_dir = tmp_path / "sdpo" / "seed1"

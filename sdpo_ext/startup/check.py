@@ -1,0 +1,41 @@
+"""The start-up checks of a training run, without the run: `python -m sdpo_ext.startup.check <main_ppo overrides>`.
+
+Composes verl's `ppo_trainer` config with the overrides, as `python -m verl.trainer.main_ppo <overrides>` does, and
+runs `checks.startup_problems` on it. Exit 0 and nothing printed when the run would start; else the refused run's
+message (`checks.problems_message`) on stderr and exit 1; exit 2 when the overrides do not compose. For launchers
+that start several runs (`sdpo_eval.discovery run-set`): they learn what a machine lacks before the first run, and
+they need not import the plugin.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    import verl  # loads the sdpo-lean plugin: the recipe group's search path, resolvers, registries
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from sdpo_ext.startup.checks import problems_message, startup_problems
+
+    overrides = sys.argv[1:] if argv is None else argv
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"),
+                                   version_base=None):
+            config = compose(config_name="ppo_trainer", overrides=list(overrides))
+    except Exception as e:  # noqa: BLE001 - Hydra's override and composition errors: all mean "fix the overrides"
+        print(f"error: the overrides do not compose: {e} (check each key=value against the recipe)", file=sys.stderr)
+        return 2
+    finally:
+        GlobalHydra.instance().clear()
+    problems = startup_problems(config)
+    if problems:
+        print(problems_message(problems), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
