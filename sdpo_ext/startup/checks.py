@@ -24,8 +24,10 @@
 6. TTRL names (`ttrl_problems`): `sdpo.ttrl.theorem` or each of `sdpo.ttrl.theorems` names a row of the data
    file, looked up by `TheoremFilterDataset` itself (its "not found ... Closest names" message), not only once Ray
    has started the trainer.
+7. The type and range of every value of the plugin's typed blocks, from their dataclasses
+   (`sdpo_ext.startup.config_values`): `actor_rollout_ref.actor.sdpo.alpha=abc` or `=2.0` is named with what it takes.
 
-When: `StartupChecks`, a Hydra callback the recipes install, runs 1 and 3-6 before verl's `main_ppo` body, hence
+When: `StartupChecks`, a Hydra callback the recipes install, runs 1 and 3-7 before verl's `main_ppo` body, hence
 before Ray and before Hydra makes the run folder (so a refused run leaves none), and reports every problem in one
 message (exit code 1), the ones that block most first (CHECK_ORDER), so a fresh machine learns all it lacks at once.
 A check that raises is reported as one more problem, with the other checks still run: an exception in a callback
@@ -50,6 +52,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from sdpo_ext.startup.attention import attention_problems
+from sdpo_ext.startup.config_values import config_value_problems
 from sdpo_ext.startup.preflight import data_problems, generation_prompt, gpu_problems, model_problems, visible_gpus
 from sdpo_ext.startup.small_host import TooFewCPUsError, check_cpu_budget
 
@@ -242,7 +245,8 @@ def _raised(check: Callable[[DictConfig], None]) -> Callable[[DictConfig], list[
 
 def startup_problems(config: DictConfig) -> list[str]:
     """Every problem the checks that need no Ray find, each as one line (its check's name first), those that block
-    most first: no GPU, too few CPUs, a missing attention package, model, data, Lean backend, then typos. A check
+    most first: no GPU, too few CPUs, a missing attention package, model, data, Lean backend, TTRL names, config
+    values, then typos. A check
     that raises is one more problem; the others still run."""
     checks: tuple[tuple[str, Callable[[DictConfig], list[str]]], ...] = (
         ("NotEnoughGPUs", lambda cfg: gpu_problems(cfg, visible_gpus())),
@@ -252,6 +256,7 @@ def startup_problems(config: DictConfig) -> list[str]:
         ("MissingData", data_problems),
         ("RewardBackend", reward_problems),
         ("TTRLName", ttrl_problems),
+        ("ConfigValue", config_value_problems),
         ("UnknownConfigKeyError", _raised(check_config_keys)),
     )
     problems: list[str] = []
