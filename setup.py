@@ -5,7 +5,7 @@ setup(
     name="sdpo-lean",
     version="0.1.0",
     description="Self-Distilled Policy Optimization for Lean 4 theorem proving: a verl 0.9.1 plugin",
-    python_requires=">=3.10",
+    python_requires=">=3.10,<3.13",   # verl 0.9.1's Requires-Python (tests/layout/test_python_version.py)
     # hydra_plugins is a namespace package shared with other Hydra plugins (it must have no __init__.py).
     packages=find_packages(
         include=["sdpo_attempts*", "sdpo_options*", "sdpo_ext*", "lean_env*", "reward*", "recipes*", "sdpo_data*",

@@ -254,7 +254,8 @@ def test_cli_names_a_missing_data_file_and_how_to_make_it(monkeypatch, capsys, t
     missing = tmp_path / "minif2f_kimina_test.parquet"
     assert prover_eval.main(["passk", "--model", "fake", "--data", str(missing), "--n", "4"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: --data {missing}: no such file (a prepared parquet: python -m sdpo_data.prepare lean")
+    assert err.startswith(f"error: --data {missing}: no such file (a prepared parquet: python -m sdpo_data.prepare "
+                          "lean")
     assert "Traceback" not in err
 
 
