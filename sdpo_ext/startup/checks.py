@@ -27,12 +27,13 @@
 7. The type and range of every value of the plugin's typed blocks, from their dataclasses
    (`sdpo_ext.startup.config_values`): `actor_rollout_ref.actor.sdpo.alpha=abc` or `=2.0` is named with what it takes.
 
-When: `StartupChecks`, a Hydra callback the recipes install, runs 1 and 3-7 before verl's `main_ppo` body, hence
+When: `StartupChecks`, a Hydra callback the recipes install, runs 1-7 before verl's `main_ppo` body, hence
 before Ray and before Hydra makes the run folder (so a refused run leaves none), and reports every problem in one
 message (exit code 1), the ones that block most first (CHECK_ORDER), so a fresh machine learns all it lacks at once.
 A check that raises is reported as one more problem, with the other checks still run: an exception in a callback
 would otherwise be only a warning from Hydra, and Ray would start.
-`SDPOTrainer.__init__` runs 1 (for runs started without the callback) and 2, before any worker starts.
+The callback runs 2 as well (`sdpo_refusals`); `SDPOTrainer.__init__` runs 1 (for runs started without the callback)
+and 2 again, before any worker starts.
 """
 from __future__ import annotations
 
@@ -183,6 +184,19 @@ def sdpo_setting_errors(config: Mapping[str, Any], grpo_weight: float) -> list[s
     return errors
 
 
+def sdpo_refusals(config: DictConfig) -> list[str]:
+    """`sdpo_setting_errors` of a run whose actor selects the SDPO loss (as `SDPOTrainer.__init__` asks them), here
+    before Ray; a mistyped grpo_weight is left to config_values and read as 0."""
+    from sdpo_ext.config import sdpo_loss_selected  # imports verl
+
+    actor = config.actor_rollout_ref.actor
+    if not sdpo_loss_selected(actor.get("policy_loss") or {}):
+        return []
+    weight = OmegaConf.select(config, "actor_rollout_ref.actor.sdpo.grpo_weight", default=0.0)
+    ok = isinstance(weight, (int, float)) and not isinstance(weight, bool)
+    return sdpo_setting_errors(config, float(weight) if ok else 0.0)
+
+
 def reward_problems(config: DictConfig | dict) -> list[str]:
     """What the reward function's `preflight(reward_kwargs)` reports (nothing when its module defines none); a
     preflight that takes `generation_prompt` also gets the model's rendered chat template (None when not local)."""
@@ -257,6 +271,7 @@ def startup_problems(config: DictConfig) -> list[str]:
         ("RewardBackend", reward_problems),
         ("TTRLName", ttrl_problems),
         ("ConfigValue", config_value_problems),
+        ("SDPOSetting", sdpo_refusals),
         ("UnknownConfigKeyError", _raised(check_config_keys)),
     )
     problems: list[str] = []

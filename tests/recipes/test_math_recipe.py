@@ -29,7 +29,7 @@ def _env(monkeypatch, tmp_path):
     monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))
 
 
-@pytest.mark.parametrize("algorithm", ["sdpo", "grpo"])
+@pytest.mark.parametrize("algorithm", ["sdpo", "grpo", "srpo", "sc_sdpo"])
 def test_math_recipe_uses_reward_math_and_math_data(algorithm, tmp_path):
     cfg = compose_recipe(f"{algorithm}_math_qwen3_5_4b")
     assert cfg.reward.custom_reward_function.path == "pkg://reward.math"
@@ -40,6 +40,8 @@ def test_math_recipe_uses_reward_math_and_math_data(algorithm, tmp_path):
     assert cfg.algorithm.adv_estimator == "grpo_valid"
     assert cfg.actor_rollout_ref.actor.policy_loss.loss_mode == ("vanilla" if algorithm == "grpo" else "sdpo")
     assert cfg.trainer.experiment_name == f"{algorithm}_math_qwen3_5_4b"
+    if algorithm != "grpo":
+        assert cfg.actor_rollout_ref.actor.sdpo.variant == algorithm
 
 
 def test_math_ttrl_switch():

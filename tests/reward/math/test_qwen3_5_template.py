@@ -54,7 +54,7 @@ def test_the_generation_prompt_opens_think_unless_thinking_is_disabled():
     assert not opens_think(render(enable_thinking=False))
 
 
-@pytest.mark.parametrize("recipe", ["grpo_math_qwen3_5_4b", "sdpo_math_qwen3_5_4b"])
+@pytest.mark.parametrize("recipe", [f"{a}_math_qwen3_5_4b" for a in ("grpo", "sdpo", "srpo", "sc_sdpo")])
 def test_math_recipes_set_prompt_opens_think_from_the_prompt_they_render(recipe):
     """The recipe's data.apply_chat_template_kwargs (what verl's dataset and agent loop pass to the template) decide
     whether the prompt ends inside <think>; reward_kwargs.prompt_opens_think must say the same."""

@@ -67,3 +67,14 @@ def test_every_scalar_field_of_the_dataclasses_is_type_checked(cls):
             continue
         (problem,) = block_problems("blk", {f.name: wrong}, cls, "blk")
         assert problem.startswith(f"blk.{f.name}={wrong}: expected "), problem
+
+
+def test_settings_sdpo_refuses_are_in_the_one_message_too():
+    """The README's "settings SDPO refuses, in one message": SDPOTrainer's refusals come before Ray as well."""
+    problems = startup_problems(compose_recipe("sdpo_toy_lean", ("actor_rollout_ref.actor.use_kl_loss=true",
+                                                                 "trainer.n_gpus_per_node=0")))
+    assert any(p.startswith("SDPOSetting: actor_rollout_ref.actor.use_kl_loss=true: the reference slot holds")
+               for p in problems)
+    assert any(p.startswith("NotEnoughGPUs: ") for p in problems)
+    assert not any(p.startswith("SDPOSetting") for p in startup_problems(compose_recipe(
+        "grpo_toy_lean", ("actor_rollout_ref.actor.use_kl_loss=true",))))
