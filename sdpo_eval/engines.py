@@ -121,6 +121,23 @@ class SeededSampling:
         return logits - torch.log(-torch.log(uniform.clamp(1e-20, 1.0 - 1e-7)))
 
 
+class SamplesDone:
+    """A stopping criterion that stops nothing: it moves `bar` on as each row of a batch first emits EOS (a sample
+    done), so generation on CPU, minutes per batch, shows progress per sample rather than per batch."""
+
+    def __init__(self, bar, eos: int | None, width: int):
+        self.bar, self.eos, self.width, self.done = bar, eos, width, 0
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        if self.eos is not None:
+            ended = int((input_ids[:, self.width:] == self.eos).any(dim=1).sum())
+            self.bar.update(ended - self.done)
+            self.done = ended
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+
+
 class TransformersEngine:
     """transformers `generate` on left-padded batches of `batch_size` prompts (meant for CPU and tests). Sampling
     uses `SeededSampling`, so each sample's seed fixes it whatever batch it lands in (up to padding numerics)."""
@@ -148,16 +165,17 @@ class TransformersEngine:
 
         seeds = _seeds(len(prompts), params, seeds)
         out: list[Completion] = []
-        starts = range(0, len(prompts), self.batch_size)
-        for start in tqdm(starts, desc="generate", leave=False, disable=len(starts) < 2):
-            end = start + self.batch_size
-            out += self._generate_batch(prompts[start:end], params, seeds[start:end])
+        with tqdm(total=len(prompts), desc="generate", unit="sample", leave=False, disable=len(prompts) < 2) as bar:
+            for start in range(0, len(prompts), self.batch_size):
+                end = start + self.batch_size
+                out += self._generate_batch(prompts[start:end], params, seeds[start:end], bar)
         return out
 
     def _generate_batch(
-        self, prompts: Sequence[Prompt], params: SamplingParams, seeds: Sequence[int]
+        self, prompts: Sequence[Prompt], params: SamplingParams, seeds: Sequence[int], bar
     ) -> list[Completion]:
         import torch
+        from transformers import StoppingCriteriaList
 
         eos = self.tokenizer.eos_token_id
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
@@ -168,10 +186,13 @@ class TransformersEngine:
         sampled = params.temperature > 0
         sampler = [SeededSampling(seeds, params.temperature, params.top_p, self.device)] if sampled else []
         extra = {"stop_strings": list(params.stop), "tokenizer": self.tokenizer} if params.stop else {}
+        progress = SamplesDone(bar, eos, width)
         with torch.no_grad():
             gen = self.model.generate(ids, attention_mask=mask, max_new_tokens=params.max_new_tokens, pad_token_id=pad,
                                       do_sample=False, temperature=None, top_p=None, top_k=None,
-                                      logits_processor=sampler, **extra)
+                                      logits_processor=sampler, stopping_criteria=StoppingCriteriaList([progress]),
+                                      **extra)
+        bar.update(len(rows) - progress.done)   # the rows that ran to the token limit
         out = []
         for row in gen[:, width:].tolist():
             new = row[:row.index(eos) + 1] if eos is not None and eos in row else row

@@ -3,7 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-from sdpo_eval.engines import EngineOptions, ModelSpec, SamplingParams, SeededSampling, TransformersEngine, load_engine
+from sdpo_eval.engines import (
+    EngineOptions,
+    ModelSpec,
+    SamplesDone,
+    SamplingParams,
+    SeededSampling,
+    TransformersEngine,
+    load_engine,
+)
 
 
 def test_model_spec_parse(tmp_path):
@@ -75,3 +83,41 @@ def test_vllm_engine_generates_with_seeds(smollm2_gguf):
     chat = [{"role": "user", "content": "Say hi."}]
     a, b = engine.generate([chat, chat], SamplingParams(temperature=1.0, max_new_tokens=8), seeds=[3, 3])
     assert a.text == b.text and 0 < a.num_tokens <= 8
+
+
+class Bar:
+    def __init__(self, *args, **kwargs):
+        self.total, self.updates = kwargs.get("total"), []
+
+    def update(self, n):
+        self.updates.append(n)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_progress_moves_per_sample_as_each_row_ends():
+    """Rows 0 and 2 emit EOS (9) at steps 1 and 3, row 1 never: one tick per finished row, none stops generation."""
+    import torch
+
+    bar, prompt = Bar(), torch.ones(3, 2, dtype=torch.long)
+    done = SamplesDone(bar, eos=9, width=2)
+    for step in ([9, 5, 5], [0, 5, 5], [0, 5, 9]):
+        prompt = torch.cat([prompt, torch.tensor(step)[:, None]], dim=1)
+        assert not done(prompt, None).any()
+    assert bar.updates == [1, 0, 1] and done.done == 2
+
+
+def test_generate_counts_samples_not_batches(smol, monkeypatch):
+    import tqdm.auto
+
+    bars = []
+    monkeypatch.setattr(tqdm.auto, "tqdm", lambda *a, **k: bars.append(Bar(*a, **k)) or bars[-1])
+    monkeypatch.setattr(smol, "batch_size", 2)
+    chat = [{"role": "user", "content": "Say yes."}]
+    smol.generate([chat] * 3, SamplingParams(max_new_tokens=4))
+    (bar,) = bars
+    assert bar.total == 3 and sum(bar.updates) == 3
