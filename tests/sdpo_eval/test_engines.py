@@ -121,3 +121,18 @@ def test_generate_counts_samples_not_batches(smol, monkeypatch):
     smol.generate([chat] * 3, SamplingParams(max_new_tokens=4))
     (bar,) = bars
     assert bar.total == 3 and sum(bar.updates) == 3
+
+
+@pytest.mark.parametrize("given, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_the_engine_loads_torch_with_passive_cpu_threads_unless_told_otherwise(given, expected):
+    """Spinning OpenMP threads made CPU generation 5-10x slower on a busy 2-core box (engines.passive_cpu_threads)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, sys\nfrom sdpo_eval.engines import EngineOptions, ModelSpec, load_engine\ntry:\n"
+            "    load_engine(ModelSpec('x'), EngineOptions(backend='none'))\nexcept ValueError:\n    pass\n"
+            "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | ({"OMP_WAIT_POLICY": given} if given else {})
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.stdout.split() == [expected, "False"], proc.stderr[-2000:]
