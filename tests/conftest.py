@@ -1,12 +1,17 @@
 """Suite-wide: `gpu`-marked tests skip cleanly on machines without CUDA; shared fixtures (Lean answers, the REPL
 double, the fake kernel re-check tools, the SmolLM2-135M-Instruct GGUF
-that sdpo_data.smollm2 finds or downloads); on a machine without a C++ compiler, torch.compile runs eagerly."""
+that sdpo_data.smollm2 finds or downloads); on a machine without a C++ compiler, torch.compile runs eagerly; torch's
+CPU threads wait passively (sdpo_eval.engines.passive_cpu_threads)."""
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# Before torch loads OpenMP (it is not imported yet when pytest reads this file): on a busy 2-core box spinning threads
+# made tests/sdpo_eval/test_engines.py's generation calls take 83 s instead of 27 s (load 5-6, --durations).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def _cxx_works() -> bool:
