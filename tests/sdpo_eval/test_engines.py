@@ -133,6 +133,7 @@ def test_the_engine_loads_torch_with_passive_cpu_threads_unless_told_otherwise(g
     code = ("import os, sys\nfrom sdpo_eval.engines import EngineOptions, ModelSpec, load_engine\ntry:\n"
             "    load_engine(ModelSpec('x'), EngineOptions(backend='none'))\nexcept ValueError:\n    pass\n"
             "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | ({"OMP_WAIT_POLICY": given} if given else {})
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env.update({"OMP_WAIT_POLICY": given} if given else {})
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.stdout.split() == [expected, "False"], proc.stderr[-2000:]
