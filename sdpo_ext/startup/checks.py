@@ -189,8 +189,8 @@ def sdpo_refusals(config: DictConfig) -> list[str]:
     before Ray; a mistyped grpo_weight is left to config_values and read as 0."""
     from sdpo_ext.config import sdpo_loss_selected  # imports verl
 
-    actor = config.actor_rollout_ref.actor
-    if not sdpo_loss_selected(actor.get("policy_loss") or {}):
+    actor = OmegaConf.select(config, "actor_rollout_ref.actor")
+    if actor is None or not sdpo_loss_selected(actor.get("policy_loss") or {}):
         return []
     weight = OmegaConf.select(config, "actor_rollout_ref.actor.sdpo.grpo_weight", default=0.0)
     ok = isinstance(weight, (int, float)) and not isinstance(weight, bool)
