@@ -5,7 +5,7 @@ of `lexer` and `commands`, with the rules of `rules` and `meta_code` and the tab
 file that is checked) -> a backend of `backends/` -> `judge` (the verdict) -> `feedback` (the teacher's text).
 Beside it: `types` (the value types), `options` (each setting's one typed home), `text` (source text helpers),
 `version` (which Lean a backend runs), `recheck/` (the offline and strict kernel re-check), `testing/` (the Lean
-doubles).
+doubles), `cli_checks` (what every command-line tool checks before work: outputs, inputs, the Lean backend).
 
 Public entry points: `screen`, `extract_answer`, `build_check`, `judge`, `render_feedback`,
 `verify`, `Task`, the value types, and the backends in `lean_env.backends.{kimina,repl,ray_actor}`, built from

@@ -9,6 +9,7 @@ MOVED = ("error: reward.cli moved to reward.lean.cli (run python -m reward.lean.
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print where the command went; exit code 2."""
     print(MOVED, file=sys.stderr)
     return 2
 

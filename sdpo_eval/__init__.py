@@ -6,7 +6,8 @@ Modules: `stats` (Wilson/Newcombe intervals, discovery@k, bootstrap; pass@k is `
 `prover_eval` (pass@k and best-of-k sampler, CLI), `discovery` (TTRL driver and report, CLI), `discovery_set` (one verl
 run per method and seed over a whole problem set), `discovery_sampler` (the sampling baselines best-of-k and reprompt
 over a problem set, CLI), `discovery_summary` (a report's plot, table and summary JSON),
-`launch` (one process per run, its log and status), `recheck` (offline kernel re-check of rewarded proofs, CLI over
+`launch` (one process per run, its log and status), `run_checks` (the training start-up checks before a sweep's first
+run, a failed run's first error line), `recheck` (offline kernel re-check of rewarded proofs, CLI over
 `lean_env.recheck`), `curves` (training curves from verl's file logger, CLI).
 Heavy dependencies (torch, transformers, vLLM, matplotlib) are imported where used.
 """

@@ -13,6 +13,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The checks of `python -m verl.trainer.main_ppo <argv>`; the exit code of the module docstring."""
     import verl  # loads the sdpo-lean plugin: the recipe group's search path, resolvers, registries
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
