@@ -25,7 +25,7 @@ TASKS=${TASKS:-"demo toy_lean"}; SEEDS=${SEEDS:-"1 2"}
 TRAINED=${TRAINED:-"grpo sdpo_confident srpo"}
 SAMPLED=${SAMPLED:-"best_of_k:1,reprompt:1,best_of_k:2,reprompt:2"}
 BUDGET=${BUDGET:-128}; BASE_SAMPLES=${BASE_SAMPLES:-64}; MAX_RATE=${MAX_RATE:-0}; PER_TASK=${PER_TASK:-16}
-CANDIDATES=${CANDIDATES:-96}  # addition problems whose base rate is measured (the toy set has 8)
+CANDIDATES=${CANDIDATES:-256}  # addition problems whose base rate is measured (the toy set has 8)
 N=${N:-8}  # samples per prompt; prompts per step: the recipe's (every open problem, at most 16)
 PER_RUN_GB=${PER_RUN_GB:-11}  # verl runs at once: by GPU memory at PER_RUN_GB each, at most MAX_PARALLEL if set
 SAVE_FREQ=${SAVE_FREQ:-8}; SAMPLER_KV=${SAMPLER_KV:-2000000000}
