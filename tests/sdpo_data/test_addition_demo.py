@@ -36,3 +36,15 @@ def test_rows_record_their_operands_and_content_accuracy_ignores_later_numbers()
     assert first_answer(f"{a} plus {b}", (a, b)) is None
     assert compute_score("sdpo_demo_addition", "no idea", a + b, info) | {"feedback": ""} == {
         "score": 0.0, "verdict": "no_answer", "infra": 0.0, "content_correct": 0.0, "pred": "", "feedback": ""}
+
+
+def test_a_harder_split_draws_larger_operands_and_a_bad_bound_is_refused(tmp_path, capsys):
+    from sdpo_data.addition_rows import main
+
+    rows = addition_rows(200, seed=0, split="train", max_operand=999)
+    operands = [x for r in rows for x in r["extra_info"]["operands"]]
+    assert max(operands) > 30 and all(1 <= x <= 999 for x in operands)
+    assert all(str(sum(r["extra_info"]["operands"])) == r["reward_model"]["ground_truth"] for r in rows)
+    assert max(x for r in addition_rows(200, seed=0, split="train") for x in r["extra_info"]["operands"]) <= 30
+    assert main(["--out-dir", str(tmp_path), "--max-operand", "0"]) == 2
+    assert capsys.readouterr().err.startswith("error: --max-operand must be >= 1")
