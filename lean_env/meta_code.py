@@ -34,6 +34,17 @@ _CONFIG_SUFFIXES = ("config", "Config", "cfg")
 _PATHS = frozenset(name[:k] for name in META_NAMES for k in range(1, len(name) + 1))   # every prefix of a meta name
 
 
+def _by_last(paths: frozenset[tuple[str, ...]]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """`paths` grouped by their last part."""
+    groups: dict[str, list[tuple[str, ...]]] = {}
+    for path in sorted(paths):
+        groups.setdefault(path[-1], []).append(path)
+    return {last: tuple(group) for last, group in groups.items()}
+
+
+_PATHS_BY_LAST = _by_last(_PATHS)
+
+
 def _parts(text: str) -> tuple[str, ...]:
     parts = tuple(p.replace("«", "").replace("»", "") for p in name_parts(text.lstrip("`")))
     return parts[1:] if parts[:1] == ("_root_",) else parts
@@ -65,11 +76,15 @@ def name_problem(tokens: list[Token], opens: frozenset[tuple[str, ...]]) -> tupl
     return None
 
 
+@lru_cache(maxsize=4096)
 def resolutions(name: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
     """The namespaces on the path of a meta name that `open <name>` may open (Lean resolves it against every open and
-    enclosing namespace, so any such path that ends with `name`), and `name` itself."""
+    enclosing namespace, so any such path that ends with `name`), and `name` itself. Cached and looked up by the
+    last part: an answer of 100k `open` lines must stay linear (tests/lean_env/test_lexer.py)."""
     name = name[1:] if name[:1] == ("_root_",) else name
-    return frozenset({name, *(path for path in _PATHS if len(path) >= len(name) and path[-len(name):] == name)})
+    if not name:
+        return frozenset({name})
+    return frozenset({name, *(path for path in _PATHS_BY_LAST.get(name[-1], ()) if path[-len(name):] == name)})
 
 
 def namespace_problem(name: tuple[str, ...], what: str) -> str | None:
@@ -88,11 +103,17 @@ def trusted_opens(code: list[Token]) -> frozenset[tuple[str, ...]]:
     opens: set[tuple[str, ...]] = set()
     for i, t in enumerate(code):
         if t.text == "open":
-            for arg in code[i + 1:]:
-                if arg.kind != "ident" or arg.text == "in":
-                    break
-                opens.add(tuple(name_parts(arg.text)))
+            opens.update(tuple(name_parts(arg.text)) for arg in _open_arguments(code, i))
     return frozenset(opens)
+
+
+def _open_arguments(code: list[Token], i: int):
+    """The namespace names after the `open` at `i`, up to `in` or the first token that is no name (walked by index:
+    slicing the rest of the answer at every `open` was quadratic)."""
+    for j in range(i + 1, len(code)):
+        if code[j].kind != "ident" or code[j].text == "in":
+            return
+        yield code[j]
 
 
 def answer_opens(code: list[Token]) -> frozenset[tuple[str, ...]]:
@@ -102,9 +123,7 @@ def answer_opens(code: list[Token]) -> frozenset[tuple[str, ...]]:
     stack: list[tuple[str, ...]] = []
     for i, t in enumerate(code):
         if t.text == "open":
-            for arg in code[i + 1:]:
-                if arg.kind != "ident" or arg.text == "in":
-                    break
+            for arg in _open_arguments(code, i):
                 opens |= resolutions(tuple(name_parts(arg.text)))
         elif t.text == "namespace" and i + 1 < len(code) and code[i + 1].kind == "ident":
             stack.append(tuple(name_parts(code[i + 1].text)))
