@@ -87,7 +87,8 @@ RECHECK_TOOLS = ("comparator", "lean4checker", "safeverify")   # = lean_env.rech
 class RecheckOptions:
     """Strict mode: each proof the fast path finds VALID is re-checked in a separate Lean process by an external kernel
     tool (`lean_env.recheck`, the comparator/SafeVerify approach) before it is paid. A rejection scores 0; a tool
-    that cannot give a verdict makes the sample INFRA (masked, never feedback, never trained on).
+    that cannot give a verdict makes the sample INFRA (masked, never feedback, never trained on). The `recheck_*`
+    fields also configure the re-check of what the discovery and pass@k reports count (`sdpo_eval.report_recheck`).
 
     Examples:
         `strict_recheck=True, recheck_project="~/recheck-ws", recheck_tool="safeverify",
@@ -95,13 +96,14 @@ class RecheckOptions:
     """
 
     strict_recheck: bool = option(False, "re-check every VALID proof with an external kernel tool before paying it")
-    recheck_tool: str = option("safeverify", "strict_recheck: comparator | lean4checker | safeverify")
-    recheck_project: str | None = option(None, "strict_recheck: Lean project (lakefile, Mathlib at the dataset's "
+    recheck_tool: str = option("safeverify", "re-check tool: comparator | lean4checker | safeverify (the reports: "
+                                             "comparator | safeverify)")
+    recheck_project: str | None = option(None, "re-check: Lean project (lakefile, Mathlib at the dataset's "
                                                "toolchain; docs/lean.md, offline re-check)")
-    recheck_command: str | None = option(None, "strict_recheck: the tool's command line (None: comparator, "
+    recheck_command: str | None = option(None, "re-check: the tool's command line (None: comparator, "
                                                "lean4checker or safe_verify on PATH)")
-    recheck_timeout_s: float = option(600.0, "strict_recheck: wall-clock limit of one tool run (then infra)")
-    recheck_workers: int = option(1, "strict_recheck: tool runs at once per reward process (comparator: 1)")
+    recheck_timeout_s: float = option(600.0, "re-check: wall-clock limit of one tool run (then infra)")
+    recheck_workers: int = option(1, "re-check: tool runs at once (per reward process in strict mode; comparator: 1)")
 
     def __post_init__(self) -> None:
         check_types(self, "Lean reward")

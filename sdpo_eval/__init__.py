@@ -8,6 +8,7 @@ run per method and seed over a whole problem set), `discovery_sampler` (the samp
 over a problem set, CLI), `discovery_summary` (a report's plot, table and summary JSON),
 `launch` (one process per run, its log and status), `run_checks` (the training start-up checks before a sweep's first
 run, a failed run's first error line), `recheck` (offline kernel re-check of rewarded proofs, CLI over
-`lean_env.recheck`), `curves` (training curves from verl's file logger, CLI).
+`lean_env.recheck`), `report_recheck` (the out-of-process re-check of what the discovery and pass@k reports count:
+cheats, unverified proofs), `curves` (training curves from verl's file logger, CLI).
 Heavy dependencies (torch, transformers, vLLM, matplotlib) are imported where used.
 """

@@ -2,7 +2,8 @@
 
     python -m sdpo_eval.discovery run --recipe sdpo_kimina_1_7b --problems mathd_algebra_10,imo_1983_p6 \\
         --budget 256 --out-dir ~/sdpo_runs/discovery [--methods sdpo,grpo,best_of_k] [--seed 0] [-- hydra overrides]
-    python -m sdpo_eval.discovery report --run-dir ~/sdpo_runs/discovery --budget 256   # discovery.png/.json
+    python -m sdpo_eval.discovery report --run-dir ~/sdpo_runs/discovery --budget 256 \
+        --data ~/data/sdpo_lean/minif2f_kimina_test.parquet --recheck-project ~/recheck-ws   # discovery.png/.json/.md
 
 `--parallel N --gpus 0,1,...` runs N at a time, each pinned to its own equal share of the GPUs.
 
@@ -25,6 +26,9 @@ for every method enter the curves (the others are listed). Unsolved runs that st
 censored at k. Runs cut before their budget count as far as they got: `covered_k` is the largest k at which every
 method is known on every problem, `covered_k_pairs` the same for each pair of methods, and each method's `reached`
 gives it per problem. It writes <prefix>.json, <prefix>.png and <prefix>.md (each problem's first success per run).
+Before it counts, each run's first success is re-checked out of process against the reference statement in --data
+(`sdpo_eval.report_recheck`: a rejected proof is a cheat, not a discovery; one the tool gives no verdict on is
+unverified and the report exits 1); --no-recheck reports the fast path's verdicts and says so.
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ from typing import Any, Iterable, Sequence
 from lean_env import cli_checks
 from sdpo_attempts.log import within_budget
 from sdpo_data.sources import read_jsonl
-from sdpo_eval import run_checks
+from sdpo_eval import report_recheck, run_checks
 from sdpo_eval.launch import finished, gpu_groups, launch
 
 TRAINED_METHODS = ("sdpo", "grpo")
@@ -308,6 +312,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="bootstrap resamples over problems (default: %(default)s)")
     rep.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
     rep.add_argument("--out", type=Path, default=None, help="output prefix (default <run-dir>/discovery)")
+    report_recheck.add_report_flags(rep)
     return parser
 
 
@@ -347,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
                          "`run-set` wrote to, or give --log FILE)")
         if not logs:
             parser.error("give --run-dir or --log")
-        report = discovery_report(read_attempts(logs), args.budget, args.n_boot, args.seed)
+        records, checked = report_recheck.recheck_for_report(read_attempts(logs), args.budget, args)
+        report = {**discovery_report(records, args.budget, args.n_boot, args.seed), "recheck": checked}
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -358,12 +364,15 @@ def main(argv: list[str] | None = None) -> int:
     prefix.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{prefix}.json").write_text(json.dumps(report, indent=2))
     plot_report(report, Path(f"{prefix}.png"))
-    Path(f"{prefix}.md").write_text(first_success_table(report))
+    Path(f"{prefix}.md").write_text(first_success_table(report) + report_recheck.markdown(checked))
     for method, row in report["methods"].items():
         marks = ", ".join(f"@{k}={v['value']:.2f}" for k, v in row["discovery_at"].items())
         print(f"{method}: {marks}")
-    print(f"wrote {prefix}.json, {prefix}.png and {prefix}.md")
-    return 0
+    print(f"{report_recheck.summary_line(checked)}\nwrote {prefix}.json, {prefix}.png and {prefix}.md")
+    failed = report_recheck.unverified_error(checked, "--recheck-project/--recheck-command/--recheck-timeout-s")
+    if failed:
+        print(failed, file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
     python -m sdpo_eval.discovery run-set --model kimina_1_7b --problems mathd_algebra_10,imo_1983_p6 \\
         --budget 256 --out-dir ~/sdpo_runs/discovery_set [--methods grpo,sdpo,best_of_k] [--seeds 1,2] [-- overrides]
-    python -m sdpo_eval.discovery report --run-dir ~/sdpo_runs/discovery_set --budget 256
+    python -m sdpo_eval.discovery report --run-dir ~/sdpo_runs/discovery_set --budget 256 \
+        --data ~/data/sdpo_lean/minif2f_kimina_test.parquet --recheck-project ~/recheck-ws   # or --no-recheck
 
 Each run is `python -m verl.trainer.main_ppo +recipe=<algorithm>_<model> ++sdpo.ttrl.theorems=[...]
 sdpo.ttrl.max_attempts=<budget> ...` (`set_command`): every problem trained on together from the base model, a

@@ -2,7 +2,8 @@
 
     # pass@k on miniF2F test: n samples per problem, unbiased pass@k for each k <= n
     python -m sdpo_eval.prover_eval passk --model AI-MO/Kimina-Prover-RL-1.7B \\
-        --data ~/data/sdpo_lean/minif2f_kimina_test.parquet --n 32 --k 1,8,32 --out passk.json
+        --data ~/data/sdpo_lean/minif2f_kimina_test.parquet --n 32 --k 1,8,32 --out passk.json \
+        --reward-kwarg recheck_project=~/recheck-ws --reward-kwarg recheck_tool=comparator
     # best-of-k discovery baseline: sample in batches until the first valid proof or the budget
     python -m sdpo_eval.prover_eval best-of-k --model ... --data a.parquet --data b.parquet --problems p1,p2 \\
         --budget 256 --batch 16 --attempt-log runs/best_of_k/attempts.jsonl
@@ -10,7 +11,11 @@
 Verification goes through `reward.lean.score.verify_many` (Lean backend options: `--reward-kwarg key=value`,
 e.g. backend=repl). Infrastructure results (infra=1: server down, timeouts after retries) are never
 failures: they are left out of pass@k denominators, do not consume discovery attempts, and are
-counted separately. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each chunk of
+counted separately. pass@k re-checks each valid sample out of process against the reference statement before it
+counts (`sdpo_eval.report_recheck`; settings `--reward-kwarg recheck_project=DIR`, `recheck_tool=comparator|safeverify`,
+`recheck_command=...`): a rejected one is a cheat (judged, not valid), one without a verdict is unverified (left out
+like infra, exit 1); `--no-recheck` skips it and the report says so. Best-of-k's first successes are re-checked by the
+discovery report. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each chunk of
 problems as it is verified; `--resume` with the same `--attempt-log` and `--seed` continues a stopped run.
 """
 from __future__ import annotations
@@ -28,6 +33,7 @@ from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
+from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
 from sdpo_options.flags import add_flags, from_flags
 
 MAX_ALL_INFRA_BATCHES = 3  # best-of-k gives up on a problem after this many batches that were entirely infra
@@ -94,11 +100,14 @@ def _logged_samples(path: str | None, seed: int) -> dict[tuple[str, str], dict[s
 
 def pass_at_k_report(
     problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, n: int, ks: Sequence[int],
-    reward_kwargs: dict[str, Any], attempt_log: str | None = None, resume: bool = False,
+    reward_kwargs: dict[str, Any], attempt_log: str | None = None, resume: bool = False, *,
+    recheck: ReportRecheck | None,
 ) -> dict[str, Any]:
     """Sample n per problem, verify, and compute unbiased pass@k over the judged (non-infra) samples. Problems go
     PASSK_CHUNK at a time (sampled, verified, logged); with `resume`, samples the attempt log already holds (same
-    base seed, same sample seed) are read from it, not drawn again."""
+    base seed, same sample seed) are read from it, not drawn again. Every valid sample is then re-checked out of
+    process with `recheck` before it counts (`sdpo_eval.report_recheck`; None: not re-checked, and the report's
+    `recheck` block says so)."""
     bad = [k for k in ks if not 1 <= k <= n]
     if bad:
         raise ValueError(f"every k must be in 1..n={n}, got {bad}")
@@ -120,12 +129,15 @@ def pass_at_k_report(
             results = verifier([it for (p, _), c in zip(todo, completions) for it in _items(p, [c])])
             for problem in part:
                 mine = [i for i, (p, _) in enumerate(todo) if p is problem]
-                verdicts[problem["name"]] += [results[i] for i in mine]
+                verdicts[problem["name"]] += [dict(results[i], sample_key=f"seed={todo[i][1]}",
+                                                   proof=completions[i].text if results[i]["score"] >= 1.0 else None)
+                                              for i in mine]
                 if log is not None and mine:
                     log.record(1, _log_samples(problem["name"], [completions[i] for i in mine],
                                                [results[i] for i in mine], [todo[i][1] for i in mine]))
     finally:
         verifier.close()
+    checked = recheck_samples(problems, verdicts, recheck)
     per_problem = []
     for problem in problems:
         res = verdicts[problem["name"]]
@@ -141,7 +153,7 @@ def pass_at_k_report(
                            "problems_without_k_judged_samples": len(per_problem) - len(usable)}
     return {"pass_at_k": summary, "infra_samples": sum(p["infra"] for p in per_problem),
             "samples": n * len(problems), "resumed_samples": sum(1 for name, _ in logged if name in verdicts),
-            "problems": per_problem}
+            "recheck": checked, "problems": per_problem}
 
 
 def best_of_k(problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, budget: int, batch: int,
@@ -270,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     passk.add_argument("--k", default="1", help="comma-separated k values (each <= n) (default: %(default)s)")
     passk.add_argument("--resume", action="store_true",
                        help="take the samples --attempt-log already holds (same --seed) instead of drawing them again")
+    passk.add_argument("--no-recheck", action="store_true",
+                       help="count valid samples without the out-of-process re-check (its settings: --reward-kwarg "
+                            "recheck_project=DIR etc.); the report says it is not re-checked")
     bok = sub.add_parser("best-of-k", help="sample until the first valid proof (discovery baseline)")
     _common(bok)
     bok.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
@@ -292,17 +307,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if cli_checks.report(lean_problems(reward_kwargs)):   # before any model loads: nothing would be verified
         return 3
+    try:
+        recheck = _report_recheck(args, reward_kwargs)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
                             seed=args.seed)
     engine = load_engine(spec, engine_options)
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     if args.command == "passk":
-        passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume)
+        passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume,
+                                 recheck=recheck)
         report = {"config": config, **passk}
         for k, row in report["pass_at_k"].items():
             value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"
             print(f"pass@{k}: {value} over {row['problems']} problems")
         print(f"infra samples (excluded): {report['infra_samples']} / {report['samples']}")
+        print(summary_line(report["recheck"]))
     else:
         runs = best_of_k(problems, engine, params, args.budget, args.batch, reward_kwargs, args.attempt_log)
         report = {"config": config, "runs": runs}
@@ -312,7 +334,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
-    return 0
+    failed = unverified_error(report["recheck"], "--reward-kwarg recheck_*") if "recheck" in report else None
+    if failed:
+        print(failed, file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _report_recheck(args: argparse.Namespace, reward_kwargs: dict[str, Any]) -> ReportRecheck | None:
+    """pass@k's re-check of its valid samples (the reward's `recheck_*` options), None with --no-recheck or for
+    best-of-k (whose first successes the discovery report re-checks); ValueError naming the fix."""
+    if args.command != "passk" or args.no_recheck:
+        return None
+    from reward.lean.score import resolve_config
+
+    return ReportRecheck.from_options(resolve_config(**reward_kwargs).recheck, "--reward-kwarg recheck_project=DIR")
 
 
 if __name__ == "__main__":

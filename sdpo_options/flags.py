@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 
@@ -72,10 +72,13 @@ def _default_text(f: dataclasses.Field) -> str:
 
 
 def add_flags(parser: argparse.ArgumentParser, owners: type | Sequence[type], *, prefix: str = "",
-              unset: bool = False) -> None:
-    """One flag per `option` field of each owner (names unique across them), with its type, default and doc."""
+              unset: bool = False, skip: Collection[str] = ()) -> None:
+    """One flag per `option` field of each owner (names unique across them, fields named in `skip` left out), with
+    its type, default and doc."""
     for owner in (owners,) if isinstance(owners, type) else owners:
         for f in options_of(owner):
+            if f.name in skip:
+                continue
             kind = value_type(owner, f)
             parser.add_argument(flag_name(f, prefix), dest=_dest(f, prefix), type=parse_bool if kind is bool else kind,
                                 default=None if unset else f.default, choices=f.metadata["choices"],
@@ -89,6 +92,7 @@ def given_flags(owners: type | Sequence[type], args: argparse.Namespace, *, pref
     return {name: value for name, value in values.items() if value is not None}
 
 
-def from_flags(owner: type, args: argparse.Namespace, *, prefix: str = "") -> Any:
-    """The `owner` of the flags `add_flags` added (checked as any construction is)."""
-    return owner(**{f.name: getattr(args, _dest(f, prefix)) for f in options_of(owner)})
+def from_flags(owner: type, args: argparse.Namespace, *, prefix: str = "", skip: Collection[str] = ()) -> Any:
+    """The `owner` of the flags `add_flags` added (checked as any construction is); fields in `skip` keep their
+    defaults."""
+    return owner(**{f.name: getattr(args, _dest(f, prefix)) for f in options_of(owner) if f.name not in skip})

@@ -202,7 +202,8 @@ def test_report_cli_writes_png_and_json(tmp_path, capsys):
         path = tmp_path / "runs" / method / "attempts.jsonl"
         path.parent.mkdir(parents=True)
         path.write_text("".join(json.dumps(r) + "\n" for r in recs if r["method"] == method))
-    assert discovery.main(["report", "--run-dir", str(tmp_path / "runs"), "--budget", "8", "--n-boot", "100"]) == 0
+    assert discovery.main(["report", "--run-dir", str(tmp_path / "runs"), "--budget", "8", "--n-boot", "100",
+                           "--no-recheck"]) == 0
     png, js = tmp_path / "runs" / "discovery.png", tmp_path / "runs" / "discovery.json"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     assert json.loads(js.read_text())["methods"]["sdpo"]["discovery_at"]["8"]["value"] == pytest.approx(2 / 3)

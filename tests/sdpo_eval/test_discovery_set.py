@@ -183,7 +183,8 @@ def test_a_cut_run_counts_as_far_as_it_got_and_the_comparison_says_which_k_it_co
 
 def test_report_cli_writes_the_first_success_table(set_logs, capsys):
     run_dir, budget = set_logs
-    assert discovery.main(["report", "--run-dir", str(run_dir), "--budget", str(budget), "--n-boot", "100"]) == 0
+    assert discovery.main(["report", "--run-dir", str(run_dir), "--budget", str(budget), "--n-boot", "100",
+                           "--no-recheck"]) == 0
     assert (run_dir / "discovery.md").read_text().splitlines()[3] == "| p2 | - / - | 9 / - |"
     assert json.loads((run_dir / "discovery.json").read_text())["methods"]["sdpo"]["seeds"] == [1, 2]
     assert (run_dir / "discovery.png").read_bytes()[:4] == b"\x89PNG"

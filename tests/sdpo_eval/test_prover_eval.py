@@ -82,7 +82,8 @@ def test_pass_at_k_excludes_infra_from_denominators(data, fake_verifier, tmp_pat
     problems = prover_eval.load_problems([data])
     log = tmp_path / "attempts.jsonl"
     report = prover_eval.pass_at_k_report(problems, SeedEngine(SCRIPT), SamplingParams(seed=0), n=4, ks=[1, 2, 4],
-                                          reward_kwargs={"backend": "repl"}, attempt_log=str(log))
+                                          reward_kwargs={"backend": "repl"}, attempt_log=str(log),
+                                          recheck=None)
     rows = {p["name"]: p for p in report["problems"]}
     assert (rows["flaky"]["judged"], rows["flaky"]["valid"], rows["flaky"]["infra"]) == (2, 1, 2)
     assert rows["easy"]["verdicts"] == {"valid": 2, "lean_error": 2}
@@ -99,7 +100,8 @@ def test_pass_at_k_excludes_infra_from_denominators(data, fake_verifier, tmp_pat
     assert {"problem", "method", "run_id", "step", "attempt", "seed", "response_tokens", "verdict", "score",
             "infra"} <= set(records[0])
     with pytest.raises(ValueError, match="1..n"):
-        prover_eval.pass_at_k_report(problems, SeedEngine(SCRIPT), SamplingParams(), n=2, ks=[3], reward_kwargs={})
+        prover_eval.pass_at_k_report(problems, SeedEngine(SCRIPT), SamplingParams(), n=2, ks=[3], reward_kwargs={},
+                                     recheck=None)
 
 
 def test_best_of_k_stops_at_first_success_and_skips_infra(data, fake_verifier, tmp_path):
@@ -143,7 +145,7 @@ def test_cli_passk_writes_json(data, fake_verifier, monkeypatch, tmp_path, capsy
     out = tmp_path / "passk.json"
     assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--k", "1,4",
                              "--reward-kwarg", "backend=repl", "--reward-kwarg", f"repl_command={FAKE_REPL}",
-                             "--reward-kwarg", "timeout_s=30", "--out", str(out)]) == 0
+                             "--reward-kwarg", "timeout_s=30", "--out", str(out), "--no-recheck"]) == 0
     assert fake_verifier[0][1] == {"backend": "repl", "repl_command": FAKE_REPL, "timeout_s": 30}
     assert "infra samples (excluded): 2 / 12" in capsys.readouterr().out
     assert json.loads(out.read_text())["pass_at_k"]["4"]["problems"] == 2
@@ -207,12 +209,13 @@ def test_passk_resume_draws_only_what_the_attempt_log_lacks(data, fake_verifier,
     problems = prover_eval.load_problems([data])
     full_log, log = tmp_path / "full.jsonl", tmp_path / "attempts.jsonl"
     full = prover_eval.pass_at_k_report(problems, SeedEngine(SCRIPT), SamplingParams(seed=0), n=4, ks=[1, 4],
-                                        reward_kwargs={}, attempt_log=str(full_log))
+                                        reward_kwargs={}, attempt_log=str(full_log), recheck=None)
     log.write_text("".join(line + "\n" for line in full_log.read_text().splitlines()
                            if json.loads(line)["problem"] == "easy"))
     engine = SeedEngine(SCRIPT)
     resumed = prover_eval.pass_at_k_report(problems, engine, SamplingParams(seed=0), n=4, ks=[1, 4],
-                                           reward_kwargs={}, attempt_log=str(log), resume=True)
+                                           reward_kwargs={}, attempt_log=str(log), resume=True,
+                                           recheck=None)
     assert sorted({name for name, _ in engine.seen}) == ["flaky", "hard"] and len(engine.seen) == 8
     assert resumed["resumed_samples"] == 4
     assert resumed["pass_at_k"] == full["pass_at_k"] and resumed["problems"] == full["problems"]
