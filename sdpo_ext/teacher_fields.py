@@ -1,6 +1,7 @@
-"""The per-sample SDPO fields the driver hands the worker's loss hook each step (pure: torch and sdpo_ext's pure core).
+"""The per-sample SDPO fields the driver hands the worker's loss hook each step (pure: torch, sdpo_ext's pure core and
+the sample record `sdpo_ext.judged`).
 
-From one step's judged samples, B of them in TransferQueue order:
+From one step's judged samples (`JudgedSample`), B of them in TransferQueue order:
 - `teacher_prompt_ids` (nested [B, *]): the teacher prompt (sdpo_ext.teacher.reprompt); a sample without a teacher
   forward keeps its student prompt there, a placeholder the hook never reads;
 - `sdpo_mask` [B]: 1 where the teacher is run: the sample has a teacher signal and a distillation weight > 0;
@@ -10,11 +11,12 @@ From one step's judged samples, B of them in TransferQueue order:
 """
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from sdpo_ext.judged import JudgedSample
 from sdpo_ext.loss.packed_rows import jagged
 from sdpo_ext.loss.routing import sample_weights
 from sdpo_ext.teacher.reprompt import build_teacher_batch
@@ -27,25 +29,23 @@ if TYPE_CHECKING:
 def teacher_fields(
     tokenizer: Any,
     cfg: SDPOConfig,
+    samples: Sequence[JudgedSample],
     *,
     messages: list[list[dict]],
-    uids: Sequence[Hashable],
     prompts: Sequence[torch.Tensor],
-    scores: Sequence[float],
-    responses: Sequence[str],
-    feedbacks: Sequence[str],
-    infra: Sequence[bool],
     chat_template_kwargs: dict,
 ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
-    """B samples' student messages, GRPO uids, student prompt ids, scores, decoded responses, Lean feedback and
-    infra flags -> (the fields above, the step's `self_distillation/` and `sdpo_lean/` metrics)."""
+    """B judged samples (GRPO uid, score, decoded response, feedback; a masked one gets no teacher) with their student
+    messages and prompt ids -> (the fields above, the step's `self_distillation/` and `sdpo_lean/` metrics)."""
+    uids = [s.uid for s in samples]
+    infra = [s.masked for s in samples]
     teacher = build_teacher_batch(
         tokenizer,
         messages,
         uids=uids,
-        scores=scores,
-        responses=responses,
-        feedbacks=feedbacks,
+        scores=[s.score for s in samples],
+        responses=[s.text for s in samples],
+        feedbacks=[s.feedback for s in samples],
         infra=infra,
         cfg=cfg.reprompt,
         chat_template_kwargs=chat_template_kwargs,

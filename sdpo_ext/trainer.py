@@ -1,6 +1,7 @@
 """SDPOTrainer: verl's v1 synchronous trainer plus what sdpo-lean runs need (thin glue, no math here).
 
-Per step, after the rewards (with Lean feedback) are in TransferQueue and before the old log-probs:
+Per step, after the rewards (with Lean feedback) are in TransferQueue and before the old log-probs, the step's samples
+are read once into records (`sdpo_ext.judged.JudgedSample`, which also holds the one rule for a valid sample):
 1. infrastructure failures (reward `infra`=1, or balancing padding) get response_mask = loss_mask = 0, so they are
    never trained on and never enter a GRPO baseline (`grpo_valid`);
 2. every attempt is appended to the attempt log; in TTRL mode the set's bookkeeping (`sdpo_ext.ttrl.problem_set`) counts
@@ -39,6 +40,7 @@ from verl.utils.metric import reduce_metrics
 from verl.utils.py_functional import rename_dict
 
 from sdpo_attempts.log import AttemptLog
+from sdpo_ext.judged import JudgedSample, is_valid
 from sdpo_ext.loss.packed_rows import jagged
 from sdpo_ext.startup.checks import check_config_keys, sdpo_setting_errors
 from sdpo_ext.startup.timeline import mark
@@ -103,8 +105,7 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
         scores = reward_extra_infos_dict.get("reward", [None] * n)
         verdicts = reward_extra_infos_dict.get("verdict", [None] * n)
         infra = reward_extra_infos_dict.get("infra", [None] * n)
-        # valid: Lean's verdict, or full score from a reward without verdicts (MATH answer checking)
-        valid = [None if s is None else (v == "valid" if v is not None else s >= 1.0) for s, v in zip(scores, verdicts)]
+        valid = [None if s is None else is_valid(s, v) for s, v in zip(scores, verdicts)]
         metrics.update(validation_pass_at_k([str(d) for d in data_sources], [str(u) for u in sample_uids], valid,
                                             [bool(x) for x in infra]))
         return metrics
@@ -177,24 +178,14 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
         if self.sdpo_enabled:
             fields += ["raw_prompt", "prompts"]
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=fields)
-        padding = [bool(tag.get("is_padding", False)) for tag in batch.tags]
-        reward_info = [
-            (extra.get("reward_extra_info", {}) if isinstance(extra, dict) else {})
-            for extra in _as_list(data["extra_fields"])
-        ]
-        infra = [pad or float(info.get("infra", 0.0) or 0.0) > 0 for pad, info in zip(padding, reward_info)]
-        scores = [float(row.sum()) for row in data["rm_scores"].unbind()]
-        responses = list(data["responses"].unbind())
-        metrics["sdpo_lean/infra_fraction"] = sum(i and not p for i, p in zip(infra, padding)) / max(1, len(infra))
+        samples = self._judged_samples(batch, data)
+        metrics["sdpo_lean/infra_fraction"] = sum(s.infra and not s.padding for s in samples) / max(1, len(samples))
 
         update = {}
-        if any(infra):
+        if any(s.masked for s in samples):
             for name in ("response_mask", "loss_mask"):
-                rows = [row * 0 if bad else row for row, bad in zip(data[name].unbind(), infra)]
-                update[name] = jagged(rows)
-
-        texts = self.tokenizer.batch_decode([r.tolist() for r in responses], skip_special_tokens=True)
-        self._log_attempts(batch, data, reward_info, infra, padding, scores, responses, texts, metrics)
+                update[name] = jagged([row * 0 if s.masked else row for row, s in zip(data[name].unbind(), samples)])
+        self._log_attempts(samples, metrics)
 
         if update:
             tq.kv_batch_put(
@@ -205,52 +196,49 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
 
         def build() -> tuple[dict, dict]:
             teacher_metrics: dict = {}
-            return self._teacher_fields(data, reward_info, infra, scores, texts, teacher_metrics), teacher_metrics
+            return self._teacher_fields(data, samples, teacher_metrics), teacher_metrics
 
         return in_background(build)
 
-    def _log_attempts(self, batch, data, reward_info, infra, padding, scores, responses, texts, metrics) -> None:
-        extra_info = _as_list(data["extra_info"])
-        samples = []
-        valid_flags = []
-        for i, key in enumerate(batch.keys):
-            if padding[i]:
-                continue
-            info = reward_info[i]
-            valid = not infra[i] and (info.get("verdict") == "valid" or (scores[i] >= 1.0 and "verdict" not in info))
-            valid_flags.append(valid)
-            name = extra_info[i].get("name") if isinstance(extra_info[i], dict) else None
-            samples.append(
-                {
-                    "problem": name or str(_as_list(data["uid"])[i]),
-                    "sample_key": key,
-                    "response_tokens": int(responses[i].numel()),
-                    "verdict": info.get("verdict"),
-                    "score": scores[i],
-                    "infra": float(infra[i]),
-                    "proof": texts[i] if valid else None,
-                }
+    def _judged_samples(self, batch, data) -> list[JudgedSample]:
+        """The step's samples (sdpo_ext.judged) from verl's batch and the TransferQueue fields `_prepare_samples`
+        read: the reward's extra info, the summed token scores, the decoded responses, the padding tags."""
+        responses = list(data["responses"].unbind())
+        texts = self.tokenizer.batch_decode([r.tolist() for r in responses], skip_special_tokens=True)
+        rows = zip(batch.keys, batch.tags, _as_list(data["uid"]), _as_list(data["extra_fields"]),
+                   _as_list(data["extra_info"]), data["rm_scores"].unbind(), responses, texts, strict=True)
+        return [
+            JudgedSample.from_reward(
+                extra.get("reward_extra_info", {}) if isinstance(extra, dict) else {},
+                key=key,
+                uid=uid,
+                problem=(row.get("name") if isinstance(row, dict) else None) or str(uid),
+                score=float(scores.sum()),
+                text=text,
+                response_tokens=int(response.numel()),
+                padding=bool(tag.get("is_padding", False)),
             )
-        if self.attempt_log is not None:
-            self.attempt_log.record(self.global_steps, samples)
-        # valid: Lean's verdict, or full score from a reward without verdicts (MATH answer checking)
-        metrics["sdpo_lean/solved_fraction"] = sum(valid_flags) / max(1, len(samples))
-        if self.ttrl_set is not None:
-            self._ttrl_observe([s["problem"] for s in samples], valid_flags, [bool(s["infra"]) for s in samples],
-                               metrics)
+            for key, tag, uid, extra, row, scores, response, text in rows
+        ]
 
-    def _teacher_fields(self, data, reward_info, infra, scores, texts, metrics: dict) -> dict:
-        """The step's SDPO fields (sdpo_ext.teacher_fields) from the TransferQueue fields `_prepare_samples` read."""
+    def _log_attempts(self, samples: list[JudgedSample], metrics: dict) -> None:
+        """Every judged sample (padding aside) into the attempt log, the solved fraction, and in TTRL mode the set."""
+        judged = [s for s in samples if not s.padding]
+        if self.attempt_log is not None:
+            self.attempt_log.record(self.global_steps, [s.attempt() for s in judged])
+        metrics["sdpo_lean/solved_fraction"] = sum(s.valid for s in judged) / max(1, len(judged))
+        if self.ttrl_set is not None:
+            self._ttrl_observe(judged, metrics)
+
+    def _teacher_fields(self, data, samples: list[JudgedSample], metrics: dict) -> dict:
+        """The step's SDPO fields (sdpo_ext.teacher_fields) of `samples`, with the student prompts read from the
+        TransferQueue fields `_prepare_samples` read."""
         fields, teacher_metrics = teacher_fields(
             self.tokenizer,
             self.sdpo_config,
+            samples,
             messages=[list(m) for m in _as_list(data["raw_prompt"])],
-            uids=_as_list(data["uid"]),
             prompts=list(data["prompts"].unbind()),
-            scores=scores,
-            responses=texts,
-            feedbacks=[str(info.get("feedback", "") or "") for info in reward_info],
-            infra=infra,
             chat_template_kwargs=dict(self.config.data.get("apply_chat_template_kwargs", {}) or {}),
         )
         metrics.update(teacher_metrics)

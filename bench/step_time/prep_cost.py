@@ -63,17 +63,17 @@ def one_step(tokenizer, cfg, messages: list[list[dict]], prompt_ids: list[list[i
     """Seconds of the driver's teacher part of one step: decode the replies, then teacher_fields."""
     import torch
 
+    from sdpo_ext.judged import JudgedSample
     from sdpo_ext.teacher_fields import teacher_fields
 
     n = SAMPLES
     t0 = time.perf_counter()
     texts = tokenizer.batch_decode(response_ids, skip_special_tokens=True)
-    teacher_fields(tokenizer, cfg, messages=[messages[i // n] for i in range(len(texts))],
-                   uids=[i // n for i in range(len(texts))],
-                   prompts=[torch.tensor(prompt_ids[i // n]) for i in range(len(texts))],
-                   scores=[1.0 if i % n == 0 and i // n < SOLVED else 0.0 for i in range(len(texts))],
-                   responses=texts, feedbacks=[FEEDBACK] * len(texts), infra=[False] * len(texts),
-                   chat_template_kwargs={})
+    samples = [JudgedSample(key=str(i), uid=i // n, problem=str(i // n), text=text, response_tokens=len(ids),
+                            score=1.0 if i % n == 0 and i // n < SOLVED else 0.0, feedback=FEEDBACK)
+               for i, (text, ids) in enumerate(zip(texts, response_ids))]
+    teacher_fields(tokenizer, cfg, samples, messages=[messages[i // n] for i in range(len(texts))],
+                   prompts=[torch.tensor(prompt_ids[i // n]) for i in range(len(texts))], chat_template_kwargs={})
     return time.perf_counter() - t0
 
 

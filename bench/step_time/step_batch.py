@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
+from sdpo_ext.judged import JudgedSample
 from sdpo_ext.teacher_prep import in_background
 
 
@@ -192,10 +193,12 @@ class StepBatch:
         metrics: dict[str, float] = {}
         teacher = None
         if sdpo_enabled:  # built beside the old-log-prob pass, as the trainer does (sdpo_ext.teacher_prep)
-            data = {"raw_prompt": self.messages, "uid": self.uids, "prompts": self.fields["prompts"]}
-            reward_info = [{"feedback": f} for f in self.feedbacks]
-            teacher = in_background(lambda: _timed(trainer._teacher_fields, data, reward_info, [False] * len(texts),
-                                                   self.scores, texts, metrics))
+            data = {"raw_prompt": self.messages, "prompts": self.fields["prompts"]}
+            samples = [JudgedSample(key=str(i), uid=uid, problem=uid, score=score, text=text,
+                                    response_tokens=len(ids), feedback=feedback)
+                       for i, (uid, score, text, ids, feedback)
+                       in enumerate(zip(self.uids, self.scores, texts, self.response_ids, self.feedbacks))]
+            teacher = in_background(lambda: _timed(trainer._teacher_fields, data, samples, metrics))
         t1 = synced()
         phases["sdpo_prepare"] = t1 - t0
 

@@ -6,8 +6,8 @@ set's rows, and each step's prompts come from `TTRLSet.draw` (the open problems,
 `data.train_batch_size` prompts) instead of verl's dataloader, through `_next_train_batch`, the hook that fetches a
 step's prompts (not `_fetch_one_gen_batch`: the draw spreads a step's prompts over the open problems, so it needs
 them all at once). The run's length comes from the budgets (`TTRLSet.step_limit` replaces
-trainer.total_training_steps). `_ttrl_observe` counts each step's judged samples and ends the run after the step in
-which the last open problem retired.
+trainer.total_training_steps). `_ttrl_observe` counts each step's judged samples (`sdpo_ext.judged.JudgedSample`) and
+ends the run after the step in which the last open problem retired.
 
 Checkpoints: the attempt log's run id (every run) and the set's state (`TTRL_SET_FILE`, TTRL only) are written into
 verl's step folder before verl's own files and read back on resume, where the set then also counts the attempts the
@@ -33,6 +33,7 @@ from sdpo_ext.ttrl.problem_set import TTRLSet
 if TYPE_CHECKING:
     from sdpo_attempts.log import AttemptLog
     from sdpo_ext.config import RunConfig
+    from sdpo_ext.judged import JudgedSample
 
 logger = logging.getLogger(__name__)
 
@@ -132,13 +133,13 @@ class TTRLHooks:
         tu.assign_non_tensor_data(batch, "global_steps", self.global_steps)
         return batch
 
-    def _ttrl_observe(self, problems: list[str], valid: list[bool], infra: list[bool], metrics: dict) -> None:
-        """Counts the step's samples into the set; after the step in which the last open problem retired the run
-        ends (verl's loop stops once global_steps passes total_training_steps)."""
-        for problem, ok, bad in zip(problems, valid, infra):
-            self.ttrl_set.observe(problem, valid=ok, infra=bad)
+    def _ttrl_observe(self, samples: list[JudgedSample], metrics: dict) -> None:
+        """Counts the step's judged samples (padding left out) into the set; after the step in which the last open
+        problem retired the run ends (verl's loop stops once global_steps passes total_training_steps)."""
+        for sample in samples:
+            self.ttrl_set.observe(sample.problem, valid=sample.valid, infra=sample.infra)
         metrics.update(self.ttrl_set.metrics())
-        metrics["sdpo_lean/ttrl_batch_problems"] = len(set(problems))
+        metrics["sdpo_lean/ttrl_batch_problems"] = len({sample.problem for sample in samples})
         if self.ttrl_set.finished:
             solved = len(self.ttrl_set.solved())
             logger.warning("TTRL: no problem left open at step %d (%d of %d solved); stopping after this step",

@@ -94,6 +94,7 @@ def solution_tokens_in_teacher_prompts(tokenizer, result: dict, length: int) -> 
     """Group 0 solved by its first sample; per sample taught by that sibling, the tokens its teacher prompt (as the
     driver builds it: sdpo_ext.teacher_fields) has beyond the same prompt with an empty solution."""
     from sdpo_ext.config import SDPOConfig
+    from sdpo_ext.judged import JudgedSample
     from sdpo_ext.teacher.reprompt import TeacherSignal, build_teacher_messages, render_prompt_ids
     from sdpo_ext.teacher_fields import teacher_fields
 
@@ -102,11 +103,12 @@ def solution_tokens_in_teacher_prompts(tokenizer, result: dict, length: int) -> 
     texts = tokenizer.batch_decode(replies, skip_special_tokens=True)
     messages = [result["messages"][i // n] for i in range(len(replies))]
     cfg = SDPOConfig()
+    samples = [JudgedSample(key=str(i), uid=i // n, problem=str(i // n), score=1.0 if i == 0 else 0.0, text=text,
+                            response_tokens=len(reply), feedback="error")
+               for i, (text, reply) in enumerate(zip(texts, replies))]
     fields, _ = teacher_fields(
-        tokenizer, cfg, messages=messages, uids=[i // n for i in range(len(replies))],
-        prompts=[torch.tensor(result["prompt_ids"][i // n]) for i in range(len(replies))],
-        scores=[1.0 if i == 0 else 0.0 for i in range(len(replies))], responses=texts,
-        feedbacks=["error"] * len(replies), infra=[False] * len(replies), chat_template_kwargs={})
+        tokenizer, cfg, samples, messages=messages,
+        prompts=[torch.tensor(result["prompt_ids"][i // n]) for i in range(len(replies))], chat_template_kwargs={})
     empty = render_prompt_ids(tokenizer, build_teacher_messages(messages[0], TeacherSignal(demonstration=""),
                                                                 cfg.reprompt))
     prompts = fields["teacher_prompt_ids"].unbind()
