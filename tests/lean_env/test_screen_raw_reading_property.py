@@ -76,6 +76,8 @@ class Reference:
             if self.s[j] == "«":
                 close = self.s.find("»", j)
                 j = self.n if close < 0 else close + 1
+                if not self.s.startswith(".", j):   # Lean's identFn: after an escaped part only `.` goes on
+                    break
             else:
                 j += 1
         w, self.i = self.s[self.i:j], j
@@ -252,6 +254,7 @@ def test_random_honest_proofs_are_accepted_and_read_as_lean_reads_them(text):
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(soups)
 @example("open ProofWidgets trivial endopen ProofWidgets.Jsx ")   # found 2026-12-05: accepted before raw_namespace_name
+@example("«x»'a'")   # found 2026-12-06: the reference read on after `»` (Lean's identFn stops there unless `.` follows)
 def test_token_soups_are_read_as_lean_reads_them_or_refused(text):
     _same_reading(text)
 
