@@ -9,7 +9,9 @@ setup(
     # hydra_plugins is a namespace package shared with other Hydra plugins (it must have no __init__.py).
     packages=find_packages(
         include=["sdpo_attempts*", "sdpo_options*", "sdpo_ext*", "lean_env*", "reward*", "recipes*", "sdpo_data*",
-                 "sdpo_eval*"]
+                 "sdpo_eval*"],
+        # the table generators run from a checkout at build time; nothing at run time imports them
+        exclude=["lean_env.tables.build", "lean_env.tables.build.*"],
     )
     + find_namespace_packages(include=["hydra_plugins", "hydra_plugins.*"]),
     package_data={"recipes": ["*/*.yaml"], "lean_env": ["tables/*.txt"]},

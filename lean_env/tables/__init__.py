@@ -1,10 +1,8 @@
-"""Lean's token and command tables as data (`tokens.txt`, `commands.txt`), made by `make_tables` from the sources,
-and its tactic names (`tactics.txt`, made by `make_tactics`: a tactic's leading word is no token).
-
-Build time only: the generators `make_tables`, `make_tactics` and `make_meta` (`meta_names.txt`) run from a checkout
-to refresh the shipped tables, over `lean_source` (the syntax declarations of Lean source text, split into lexemes by
-`source_lexemes`) and `raw_syntax` (the syntax that reads characters itself: `raw_syntax.txt`, `scoped_syntax.txt`).
-Nothing at run time imports them: the screen reads the tables through `load` and `rows` below.
+"""Lean's token and command tables as data (`tokens.txt`, `commands.txt`), its tactic names (`tactics.txt`: a
+tactic's leading word is no token), the syntax that reads characters itself (`raw_syntax.txt`, `scoped_syntax.txt`)
+and the meta-level API (`meta_names.txt`), all made from the sources by the build-time generators in `build`
+(`make_tables`, `make_tactics`, `make_meta`), which run from a checkout and are not part of the wheel. Nothing at
+run time imports them: the screen reads the tables through `load` and `rows` below.
 
 `load(name)` reads one table: the `--` lines are the header (sources and commits), every other line is
 `<entry>\t<scope>` with scope `global` or `scoped` (active only after `open <namespace>`).

@@ -1,7 +1,7 @@
 """Generate `meta_names.txt`: the meta-level API of the import closure (elaborator, meta, core, environment, IO,
 message log), which the screen refuses to let model code name or open.
 
-    python -m lean_env.tables.make_meta --mathlib <git dir> --commit <mathlib commit> \\
+    python -m lean_env.tables.build.make_meta --mathlib <git dir> --commit <mathlib commit> \\
         --package batteries=<git dir> --package aesop=<git dir> --package Qq=<git dir> \\
         --package proofwidgets=<git dir> --package importGraph=<git dir> [--core lean_env/tables/core_meta.txt]
 
@@ -26,9 +26,16 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from lean_env.tables.lean_source import namespaces
-from lean_env.tables.make_tables import _closure, _git, _read_tree, add_source_arguments, source_packages
-from lean_env.tables.source_lexemes import lexemes
+from lean_env.tables.build.lean_source import namespaces
+from lean_env.tables.build.make_tables import (
+    _closure,
+    _git,
+    _read_tree,
+    add_source_arguments,
+    source_packages,
+    write_names,
+)
+from lean_env.tables.build.source_lexemes import lexemes
 
 SEEDS = frozenset({"MetaM", "TacticM", "TermElabM", "CommandElabM", "CoreM", "MacroM", "AttrM", "SimpM", "DelabM",
                    "ImportM", "IO", "EIO", "BaseIO", "Environment", "MessageLog"})
@@ -103,15 +110,15 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> 
 
 def main(argv: list[str] | None = None) -> None:
     """The CLI (module docstring): write `meta_names.txt`."""
-    here = Path(__file__).parent
+    here = Path(__file__).parents[1]  # the shipped tables sit one folder up
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_source_arguments(ap)
     ap.add_argument("--core", type=Path, default=here / "core_meta.txt", help="core Lean's meta-level names")
     ap.add_argument("--out", type=Path, default=here / "meta_names.txt")
     args = ap.parse_args(argv)
     names, header = build(args.mathlib, args.commit, source_packages(args), args.core)
-    lines = header + ["-- format: <full name>\\t<package>:<module> (core: transcribed, core_meta.txt)"]
-    args.out.write_text("\n".join(lines + [f"{n}\t{names[n]}" for n in sorted(names)]) + "\n", encoding="utf-8")
+    write_names(args.out, header, "-- format: <full name>\\t<package>:<module> (core: transcribed, core_meta.txt)",
+                names)
     print(f"{len(names)} meta-level names -> {args.out}")
 
 

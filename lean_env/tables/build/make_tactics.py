@@ -1,6 +1,6 @@
 """Generate `tactics.txt`: the tactic names of the import closure, which `split_commands` reads as continuations.
 
-    python -m lean_env.tables.make_tactics --mathlib <git dir> --commit <mathlib commit> \\
+    python -m lean_env.tables.build.make_tactics --mathlib <git dir> --commit <mathlib commit> \\
         --package batteries=<git dir> --package aesop=<git dir> --package Qq=<git dir> \\
         --package proofwidgets=<git dir> --package importGraph=<git dir> [--core lean_env/tables/core_tactics.txt]
 
@@ -17,8 +17,16 @@ import argparse
 import json
 from pathlib import Path
 
-from lean_env.tables.lean_source import declarations, parser_definitions
-from lean_env.tables.make_tables import _IDENT_LIKE, _closure, _git, _read_tree, add_source_arguments, source_packages
+from lean_env.tables.build.lean_source import declarations, parser_definitions
+from lean_env.tables.build.make_tables import (
+    _IDENT_LIKE,
+    _closure,
+    _git,
+    _read_tree,
+    add_source_arguments,
+    source_packages,
+    write_names,
+)
 
 _CATEGORIES = frozenset({"tactic", "conv"})
 
@@ -62,15 +70,15 @@ def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> 
 
 def main(argv: list[str] | None = None) -> None:
     """The CLI (module docstring): write `tactics.txt`."""
-    here = Path(__file__).parent
+    here = Path(__file__).parents[1]  # the shipped tables sit one folder up
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_source_arguments(ap)
     ap.add_argument("--core", type=Path, default=here / "core_tactics.txt", help="core Lean's tactic names")
     ap.add_argument("--out", type=Path, default=here / "tactics.txt")
     args = ap.parse_args(argv)
     names, header = build(args.mathlib, args.commit, source_packages(args), args.core)
-    lines = header + ["-- format: <tactic name>\\t<scope> (global, or scoped: active after `open` of its namespace)"]
-    args.out.write_text("\n".join(lines + [f"{n}\t{names[n]}" for n in sorted(names)]) + "\n", encoding="utf-8")
+    write_names(args.out, header,
+                "-- format: <tactic name>\\t<scope> (global, or scoped: active after `open` of its namespace)", names)
     print(f"{len(names)} tactic names -> {args.out}")
 
 

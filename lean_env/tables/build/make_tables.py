@@ -1,6 +1,6 @@
 """Generate `tokens.txt` and `commands.txt` from the Lean sources a Mathlib commit builds on.
 
-    python -m lean_env.tables.make_tables --mathlib <git dir> --commit <mathlib commit> \\
+    python -m lean_env.tables.build.make_tables --mathlib <git dir> --commit <mathlib commit> \\
         --package batteries=<git dir> --package aesop=<git dir> --package Qq=<git dir> \\
         --package proofwidgets=<git dir> --package importGraph=<git dir> [--out lean_env/tables]
 
@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lean_env.tables.lean_source import (
+from lean_env.tables.build.lean_source import (
     Declaration,
     declarations,
     imports,
@@ -31,7 +31,7 @@ from lean_env.tables.lean_source import (
     parser_attributes,
     parser_definitions,
 )
-from lean_env.tables.raw_syntax import RawSyntax, raw_syntax, readers
+from lean_env.tables.build.raw_syntax import RawSyntax, raw_syntax, readers
 
 _ROOTS = ("Mathlib", "Aesop")           # what the trusted header imports
 _IDENT_LIKE = re.compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*")
@@ -215,9 +215,15 @@ def source_packages(args: argparse.Namespace) -> dict[str, Path]:
     return {k: Path(v) for k, _, v in (p.partition("=") for p in args.package)}
 
 
+def write_names(out: Path, header: list[str], format_line: str, names: dict[str, str]) -> None:
+    """`out`: the header lines, the format line, then `<name>\t<value>` for every name, sorted."""
+    rows = [f"{n}\t{names[n]}" for n in sorted(names)]
+    out.write_text("\n".join([*header, format_line, *rows]) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     """The CLI (module docstring): write `tokens.txt`, `commands.txt`, `raw_syntax.txt` and `scoped_syntax.txt`."""
-    here = Path(__file__).parent
+    here = Path(__file__).parents[1]  # the shipped tables sit one folder up
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_source_arguments(ap)
     ap.add_argument("--core", type=Path, default=here / "core.txt", help="core Lean's tokens and commands")
