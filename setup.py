@@ -11,7 +11,7 @@ setup(
         include=["sdpo_attempts*", "sdpo_options*", "sdpo_ext*", "lean_env*", "reward*", "recipes*", "sdpo_data*",
                  "sdpo_eval*"],
         # the table generators run from a checkout at build time; nothing at run time imports them
-        exclude=["lean_env.tables.build", "lean_env.tables.build.*"],
+        exclude=["lean_env.tables.generators", "lean_env.tables.generators.*"],
     )
     + find_namespace_packages(include=["hydra_plugins", "hydra_plugins.*"]),
     package_data={"recipes": ["*/*.yaml"], "lean_env": ["tables/*.txt"]},

@@ -1,6 +1,6 @@
 """Lean's token and command tables as data (`tokens.txt`, `commands.txt`), its tactic names (`tactics.txt`: a
 tactic's leading word is no token), the syntax that reads characters itself (`raw_syntax.txt`, `scoped_syntax.txt`)
-and the meta-level API (`meta_names.txt`), all made from the sources by the build-time generators in `build`
+and the meta-level API (`meta_names.txt`), all made from the sources by the build-time generators in `generators`
 (`make_tables`, `make_tactics`, `make_meta`), which run from a checkout and are not part of the wheel. Nothing at
 run time imports them: the screen reads the tables through `load` and `rows` below.
 

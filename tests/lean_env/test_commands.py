@@ -8,8 +8,8 @@ from lean_env import screen
 from lean_env.commands import COMMAND_KEYWORDS, split_commands
 from lean_env.lexer import lex
 from lean_env.tables import load
-from lean_env.tables.build.lean_source import declarations, imports, parser_attributes, parser_definitions
-from lean_env.tables.build.make_tables import main
+from lean_env.tables.generators.lean_source import declarations, imports, parser_attributes, parser_definitions
+from lean_env.tables.generators.make_tables import main
 from tests.lean_env.tables.lean_trees import git_tree, mathlib_tree, source_flags
 
 ST = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"

@@ -1,6 +1,6 @@
 """Generate `tactics.txt`: the tactic names of the import closure, which `split_commands` reads as continuations.
 
-    python -m lean_env.tables.build.make_tactics --mathlib <git dir> --commit <mathlib commit> \\
+    python -m lean_env.tables.generators.make_tactics --mathlib <git dir> --commit <mathlib commit> \\
         --package batteries=<git dir> --package aesop=<git dir> --package Qq=<git dir> \\
         --package proofwidgets=<git dir> --package importGraph=<git dir> [--core lean_env/tables/core_tactics.txt]
 
@@ -17,8 +17,8 @@ import argparse
 import json
 from pathlib import Path
 
-from lean_env.tables.build.lean_source import declarations, parser_definitions
-from lean_env.tables.build.make_tables import (
+from lean_env.tables.generators.lean_source import declarations, parser_definitions
+from lean_env.tables.generators.make_tables import (
     _IDENT_LIKE,
     _closure,
     _git,

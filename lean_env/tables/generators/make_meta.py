@@ -1,7 +1,7 @@
 """Generate `meta_names.txt`: the meta-level API of the import closure (elaborator, meta, core, environment, IO,
 message log), which the screen refuses to let model code name or open.
 
-    python -m lean_env.tables.build.make_meta --mathlib <git dir> --commit <mathlib commit> \\
+    python -m lean_env.tables.generators.make_meta --mathlib <git dir> --commit <mathlib commit> \\
         --package batteries=<git dir> --package aesop=<git dir> --package Qq=<git dir> \\
         --package proofwidgets=<git dir> --package importGraph=<git dir> [--core lean_env/tables/core_meta.txt]
 
@@ -26,8 +26,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from lean_env.tables.build.lean_source import namespaces
-from lean_env.tables.build.make_tables import (
+from lean_env.tables.generators.lean_source import namespaces
+from lean_env.tables.generators.make_tables import (
     _closure,
     _git,
     _read_tree,
@@ -35,7 +35,7 @@ from lean_env.tables.build.make_tables import (
     source_packages,
     write_names,
 )
-from lean_env.tables.build.source_lexemes import lexemes
+from lean_env.tables.generators.source_lexemes import lexemes
 
 SEEDS = frozenset({"MetaM", "TacticM", "TermElabM", "CommandElabM", "CoreM", "MacroM", "AttrM", "SimpM", "DelabM",
                    "ImportM", "IO", "EIO", "BaseIO", "Environment", "MessageLog"})

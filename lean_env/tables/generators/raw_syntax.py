@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lean_env.tables.build.lean_source import Declaration, declarations, definitions, parser_definitions
+from lean_env.tables.generators.lean_source import Declaration, declarations, definitions, parser_definitions
 
 CHARACTER_FUNCTIONS = frozenset({   # `Lean.Parser.Basic`: the functions that read the input string itself
     "takeWhileFn", "takeWhile1Fn", "takeUntilFn", "satisfyFn", "satisfySymbolFn", "chFn", "rawFn", "rawCh",

@@ -2,9 +2,9 @@
 on synthetic Lean sources shaped like ProofWidgets' JSX, Mathlib's `#help` and `scoped[NS]` notation."""
 from __future__ import annotations
 
-from lean_env.tables.build.lean_source import declarations, namespaces
-from lean_env.tables.build.make_tables import main
-from lean_env.tables.build.raw_syntax import raw_syntax, readers
+from lean_env.tables.generators.lean_source import declarations, namespaces
+from lean_env.tables.generators.make_tables import main
+from lean_env.tables.generators.raw_syntax import raw_syntax, readers
 from tests.lean_env.tables.lean_trees import mathlib_tree, source_flags
 
 HTML = '''namespace Widgets

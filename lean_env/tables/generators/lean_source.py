@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lean_env.tables.build.source_lexemes import Lexeme, lexemes
+from lean_env.tables.generators.source_lexemes import Lexeme, lexemes
 
 HEADS = frozenset({"syntax", "macro", "elab", "notation", "notation3", "infix", "infixl", "infixr", "prefix", "postfix",
                    "binder_predicate"})

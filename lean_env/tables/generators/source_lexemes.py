@@ -2,7 +2,7 @@
 
 Contract: `lexemes(text)` never raises and returns the lexemes of `text` in order, comments (nested `/- -/` blocks
 included, Lean's `finishCommentBlock`) and whitespace dropped; a `"…"` literal is decoded (its escapes read), `&"…"`
-is a non-reserved symbol, `r#"…"#` a raw string. This is the reader of `lean_env.tables.build.lean_source` and
+is a non-reserved symbol, `r#"…"#` a raw string. This is the reader of `lean_env.tables.generators.lean_source` and
 `make_meta`, not Lean's own tokenizer (`lean_env.lexer` is that, for the screen).
 """
 from __future__ import annotations

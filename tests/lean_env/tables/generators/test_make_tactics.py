@@ -4,7 +4,7 @@ of a tactic block at column 0. The tree is built here, as tests/lean_env/test_co
 from lean_env.commands import COMMAND_KEYWORDS, CONTINUATIONS, split_commands
 from lean_env.lexer import lex
 from lean_env.tables import load
-from lean_env.tables.build.make_tactics import main, tactic_names
+from lean_env.tables.generators.make_tactics import main, tactic_names
 from tests.lean_env.tables.lean_trees import mathlib_tree, source_flags
 
 TACTICS = """

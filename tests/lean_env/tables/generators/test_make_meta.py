@@ -1,5 +1,5 @@
-"""The meta-level table's scan (`lean_env.tables.build.make_meta`) on small files of our own."""
-from lean_env.tables.build.make_meta import declared, meta_declarations
+"""The meta-level table's scan (`lean_env.tables.generators.make_meta`) on small files of our own."""
+from lean_env.tables.generators.make_meta import declared, meta_declarations
 
 FILE_A = """import Lean
 open Lean Meta

@@ -1,6 +1,6 @@
 """Generate `tokens.txt` and `commands.txt` from the Lean sources a Mathlib commit builds on.
 
-    python -m lean_env.tables.build.make_tables --mathlib <git dir> --commit <mathlib commit> \\
+    python -m lean_env.tables.generators.make_tables --mathlib <git dir> --commit <mathlib commit> \\
         --package batteries=<git dir> --package aesop=<git dir> --package Qq=<git dir> \\
         --package proofwidgets=<git dir> --package importGraph=<git dir> [--out lean_env/tables]
 
@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lean_env.tables.build.lean_source import (
+from lean_env.tables.generators.lean_source import (
     Declaration,
     declarations,
     imports,
@@ -31,7 +31,7 @@ from lean_env.tables.build.lean_source import (
     parser_attributes,
     parser_definitions,
 )
-from lean_env.tables.build.raw_syntax import RawSyntax, raw_syntax, readers
+from lean_env.tables.generators.raw_syntax import RawSyntax, raw_syntax, readers
 
 _ROOTS = ("Mathlib", "Aesop")           # what the trusted header imports
 _IDENT_LIKE = re.compile(r"[^\W\d][\w'!?]*(?:\.[^\W\d][\w'!?]*)*")
