@@ -40,6 +40,8 @@ from typing import Any
 
 from sdpo_attempts.log import AttemptLog
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, VllmEngine, load_engine
+from sdpo_eval.launch import finished
+from sdpo_eval.prover_eval import attempt_samples
 from sdpo_options.flags import add_flags, from_flags
 
 SAMPLER_METHODS = ("best_of_k", "reprompt")
@@ -147,11 +149,7 @@ def sample_set(method: str, rows: Sequence[dict[str, Any]], engine: Engine, para
 def _absorb(state: ProblemState, slots: list[int], completions: list[Completion], results: list[dict],
             seeds: list[int], log: AttemptLog | None, step: int) -> None:
     """Count one round's attempts of one problem; keep each slot's latest failure with feedback."""
-    name = state.row["name"]
-    samples = [{"problem": name, "response_tokens": c.num_tokens, "verdict": r.get("verdict"),
-                "score": float(r["score"]), "infra": float(r.get("infra", 0.0) or 0.0), "sample_key": f"seed={s}",
-                "proof": c.text if float(r["score"]) >= 1.0 else None}
-               for c, r, s in zip(completions, results, seeds)]
+    samples = attempt_samples(state.row["name"], completions, results, seeds)
     records = log.record(step, samples) if log is not None else []
     state.drawn += len(slots)
     for k, (slot, completion, result) in enumerate(zip(slots, completions, results)):
@@ -192,26 +190,12 @@ def from_recipe(recipe: str, problems: Sequence[str], overrides: Sequence[str] =
     rollout, data = cfg["actor_rollout_ref"]["rollout"], cfg["data"]
     files = (data.get("sdpo_ttrl") or {}).get("files") or [data["train_files"]]
     rows = load_problems(files if isinstance(files, list) else [files], list(problems))
-    extras = _extra_info(files if isinstance(files, list) else [files], problems)
-    for row in rows:
-        row["extra_info"] = extras[row["name"]]
     reprompt = (cfg["actor_rollout_ref"]["actor"].get("sdpo") or {}).get("reprompt") or {}
     params = SamplingParams(temperature=float(rollout["temperature"]), top_p=float(rollout["top_p"]),
                             max_new_tokens=int(data["max_response_length"]), seed=0)
     return RecipeSampling(model=str(cfg["actor_rollout_ref"]["model"]["path"]), rows=rows, params=params,
                           n=int(rollout["n"]), reward_fn=get_custom_reward_fn(OmegaConf.create(cfg)),
                           reprompt_cfg=RepromptConfig(**{k: v for k, v in reprompt.items() if k != "_target_"}))
-
-
-def _extra_info(files: Sequence[str], names: Sequence[str]) -> dict[str, dict]:
-    import pandas as pd
-
-    wanted, out = set(names), {}
-    for path in files:
-        for info in pd.read_parquet(Path(path).expanduser())["extra_info"]:
-            if info["name"] in wanted:
-                out[info["name"]] = dict(info)
-    return out
 
 
 def parse_runs(text: str) -> list[tuple[str, int]]:
@@ -248,8 +232,7 @@ def _run_one(setting: RecipeSampling, engine: Engine, judge: Judge, method: str,
     from tqdm.auto import tqdm
 
     run_dir = out_dir / method / f"seed{seed}"
-    status = run_dir / "status.json"
-    if status.exists() and json.loads(status.read_text()).get("returncode") == 0:
+    if finished(run_dir):
         return {"method": method, "seed": seed, "returncode": 0, "skipped": True}
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "attempts.jsonl").unlink(missing_ok=True)
@@ -261,8 +244,8 @@ def _run_one(setting: RecipeSampling, engine: Engine, judge: Judge, method: str,
                         log, setting.reprompt_cfg, tokenizer, stop_on_success,
                         on_round=lambda step, left: (bar.update(1), bar.set_postfix(open=left)))
     bar.close()
-    status.write_text(json.dumps({"returncode": 0, "wall_s": round(time.time() - start, 1), "problems": result},
-                                 indent=1))
+    status = {"returncode": 0, "wall_s": round(time.time() - start, 1), "problems": result}
+    (run_dir / "status.json").write_text(json.dumps(status, indent=1))
     return {"method": method, "seed": seed, "returncode": 0,
             "solved": sum(r["first_success"] is not None for r in result.values())}
 

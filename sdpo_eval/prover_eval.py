@@ -40,7 +40,8 @@ MAX_ALL_INFRA_BATCHES = 3  # best-of-k gives up on a problem after this many bat
 
 
 def load_problems(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Rows {name, prompt, ground_truth, data_source} from prepared parquet files, optionally chosen by name."""
+    """Rows {name, prompt, ground_truth, data_source, extra_info} from prepared parquet files, optionally chosen by
+    name."""
     import difflib
 
     import pandas as pd
@@ -49,7 +50,8 @@ def load_problems(paths: Sequence[str | Path], names: Sequence[str] | None = Non
     for path in paths:
         for row in pd.read_parquet(Path(path).expanduser()).to_dict(orient="records"):
             rows.append({"name": row["extra_info"]["name"], "prompt": [dict(m) for m in row["prompt"]],
-                         "ground_truth": row["reward_model"]["ground_truth"], "data_source": row["data_source"]})
+                         "ground_truth": row["reward_model"]["ground_truth"], "data_source": row["data_source"],
+                         "extra_info": dict(row["extra_info"])})
     if names is None:
         return rows
     by_name = {r["name"]: r for r in rows}
@@ -133,7 +135,7 @@ def pass_at_k_report(
                                                    proof=completions[i].text if results[i]["score"] >= 1.0 else None)
                                               for i in mine]
                 if log is not None and mine:
-                    log.record(1, _log_samples(problem["name"], [completions[i] for i in mine],
+                    log.record(1, attempt_samples(problem["name"], [completions[i] for i in mine],
                                                [results[i] for i in mine], [todo[i][1] for i in mine]))
     finally:
         verifier.close()
@@ -181,7 +183,7 @@ def _best_of_k_one(problem: dict[str, Any], engine: Engine, params: SamplingPara
         completions = engine.generate([problem["prompt"]] * size, params, seeds=seeds)
         results = verifier(_items(problem, completions))
         drawn += size
-        records = log.record(step, _log_samples(problem["name"], completions, results, seeds)) if log else []
+        records = log.record(step, attempt_samples(problem["name"], completions, results, seeds)) if log else []
         all_infra = all_infra + 1 if all(r.get("infra") for r in results) else 0
         for j, r in enumerate(results):
             if not r.get("infra"):
@@ -198,7 +200,7 @@ def _attempt_log(path: str | None, method: str, seed: int, run_id: str | None = 
     return AttemptLog(path=path, method=method, run_id=run_id or f"{method}-{uuid.uuid4().hex[:8]}", seed=seed)
 
 
-def _log_samples(
+def attempt_samples(
     name: str, completions: Sequence[Completion], results: Sequence[dict], seeds: Sequence[int]
 ) -> list[dict]:
     """AttemptLog samples; `sample_key` holds the per-sample seed (the record's `seed` is the run's base seed)."""
