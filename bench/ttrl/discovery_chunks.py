@@ -22,6 +22,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from ttrl_discovery import read_log  # the tolerant attempt-log reader of the job
+
 
 def progress(run_dir: Path) -> dict:
     """How far one run got: {finished, returncode, attempts: {problem: judged attempts}, solved: [problems]}."""
@@ -30,13 +32,7 @@ def progress(run_dir: Path) -> dict:
     attempts: dict[str, int] = {}
     solved: set[str] = set()
     log = run_dir / "attempts.jsonl"
-    for line in (log.read_text().splitlines() if log.exists() else []):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:  # the last line of a run killed mid-write
-            continue
+    for rec in read_log([log] if log.exists() else []):   # a cut run's half-written last line is left out
         if rec.get("infra"):
             continue
         attempts[rec["problem"]] = max(attempts.get(rec["problem"], 0), int(rec["attempt"]))

@@ -59,7 +59,7 @@ def select(rates: dict[str, dict], samples: int, max_rate: float, count: int) ->
     return sorted(measured, key=lambda p: (rates[p]["rate"], p))[:count]
 
 
-def _read(paths) -> list[dict]:
+def read_log(paths) -> list[dict]:
     """Every record of the logs; a last line cut mid-write (a run killed by the call's end) is left out."""
     records = []
     for path in paths:
@@ -79,13 +79,13 @@ def report(run_dir: Path, budget: int, base_rate_files: list[Path], call: str, o
     from sdpo_eval.discovery_summary import first_success_table, plot_report, summary
 
     logs = sorted(run_dir.rglob("attempts.jsonl"))
-    full = discovery_report(_read(logs), budget, n_boot=n_boot)
+    full = discovery_report(read_log(logs), budget, n_boot=n_boot)
     result = summary(full, task="set-TTRL discovery: demo addition (hard end) + toy Lean, SmolLM2-135M-Instruct",
                      call=call)
     result["base_rate"] = {p: r for f in base_rate_files for p, r in json.loads(Path(f).read_text()).items()
                            if p in full["problems"]}
     result["left_out"] = full["left_out"]
-    result["tasks"] = {task.name: sorted({r["problem"] for r in _read(task.rglob("attempts.jsonl"))})
+    result["tasks"] = {task.name: sorted({r["problem"] for r in read_log(task.rglob("attempts.jsonl"))})
                        for task in sorted(run_dir.iterdir()) if task.is_dir()}
     result["runs"] = {str(s.parent.relative_to(run_dir)): json.loads(s.read_text()).get("returncode")
                       for s in sorted(run_dir.rglob("status.json"))}
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "candidates":
         print(",".join(candidates(args.task, args.data_dir, args.count)))
     elif args.command == "select":
-        rates = base_rates(_read([args.log]), args.samples)
+        rates = base_rates(read_log([args.log]), args.samples)
         chosen = select(rates, args.samples, args.max_rate, args.count)
         args.out.write_text(json.dumps(rates, indent=2))
         print(",".join(chosen))
