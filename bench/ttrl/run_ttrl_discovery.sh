@@ -17,6 +17,7 @@
 # included: the report says up to which k every compared method reached), the start-up table and a tarball of logs.
 # A run cut by the machine's end still counts with every attempt it judged; a later `job` on the same machine
 # resumes a verl run from its last checkpoint (every SAVE_FREQ steps) with its attempt log, and skips finished runs.
+# PROBLEMS_<task>=a,b,... (an earlier call's choice) skips that task's base rates: a fresh machine runs the same problems.
 set -uo pipefail
 MODE=${1:?usage: run_ttrl_discovery.sh launch|collect|job}
 OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
@@ -82,12 +83,18 @@ job() {  # (issue 47) base rates and baselines by the sampler, the trained metho
   echo "$(date +%T) base rates (sampler, $BASE_SAMPLES each)" >> "$DISC_DIR/runs.txt"
   local task method seed problems ready=""
   for task in $TASKS; do
+    [ -n "$(given_problems "$task")" ] && continue
     sampler "$task" "$DISC_DIR/base/$task" best_of_k:0 "$BASE_SAMPLES" --keep-going \
       "$(python3 bench/ttrl/ttrl_discovery.py candidates --task "$task" --data-dir "$SDPO_DEMO_DATA_DIR" \
          --count "$CANDIDATES")" &
   done
   wait
   for task in $TASKS; do
+    if [ -n "$(given_problems "$task")" ]; then  # an earlier call's choice: the same problems on a fresh machine
+      given_problems "$task" > "$DISC_DIR/problems_$task.txt"; ready+=" $task"
+      echo "$(date +%T) $task problems (given): $(cat "$DISC_DIR/problems_$task.txt")" >> "$DISC_DIR/runs.txt"
+      continue
+    fi
     python3 bench/ttrl/ttrl_discovery.py select --log "$DISC_DIR/base/$task/best_of_k/seed0/attempts.jsonl" \
       --samples "$BASE_SAMPLES" --max-rate "$MAX_RATE" --count "$PER_TASK" --out "$DISC_DIR/base/$task/base_rate.json" \
       > "$DISC_DIR/problems_$task.txt"
@@ -108,6 +115,10 @@ job() {  # (issue 47) base rates and baselines by the sampler, the trained metho
   wait
   echo "$(date +%T) all runs ended" >> "$DISC_DIR/runs.txt"
   pack
+}
+
+given_problems() {  # <task> -> PROBLEMS_<task> (e.g. PROBLEMS_demo=add_train_1,...): skips the task's base rates
+  local var="PROBLEMS_$1"; echo "${!var:-}"
 }
 
 sampler() {  # <task> <out dir> <method:seed,...> <budget> <--keep-going or ""> <problems>: one vLLM engine, in turn

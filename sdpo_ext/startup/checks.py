@@ -63,6 +63,16 @@ VERL_UNLISTED_KEYS = ("model_engine", "reward.custom_reward_function.reward_kwar
 # Sections verl reads but leaves out of its defaults, checked against a listed section of the same type:
 # ref.optim is the reference's ActorConfig.optim, read when ref.fsdp_config.forward_only is false.
 VERL_SECTION_ALIASES = {"actor_rollout_ref.ref.optim": "actor_rollout_ref.actor.optim"}
+# verl hands this block to `ray.init(**block)` (main_ppo.run_ppo): its keys are ray.init's keyword arguments, not the
+# two verl lists (`+ray_kwargs.ray_init.include_dashboard=false` is valid), and what is under them is free-form.
+RAY_INIT_BLOCK = "ray_kwargs.ray_init"
+
+
+def ray_init_keywords() -> list[str]:
+    """The keyword arguments `ray.init` takes (its `**kwargs` are Ray's private `_name` options)."""
+    import ray
+
+    return [name for name in inspect.signature(ray.init).parameters if name != "kwargs"]
 
 
 def _aliased(path: str) -> str:
@@ -110,6 +120,11 @@ def unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:
         if _under(path, PLUGIN_NAMESPACES + VERL_UNLISTED_KEYS):
             continue
         parent_path, _, leaf = _aliased(path).rpartition(".")
+        if _under(parent_path, (RAY_INIT_BLOCK,)):
+            keywords = ray_init_keywords()
+            if parent_path == RAY_INIT_BLOCK and leaf not in keywords and not leaf.startswith("_"):
+                problems.append((path, difflib.get_close_matches(leaf, keywords, n=3)))
+            continue
         parent = defaults
         for part in parent_path.split(".") if parent_path else []:
             parent = parent.get(part) if isinstance(parent, dict) else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sdpo_ext.startup.checks import UnknownConfigKeyError, check_config_keys, plugin_unknown_keys
+from sdpo_ext.startup.checks import UnknownConfigKeyError, check_config_keys, plugin_unknown_keys, unknown_keys
 from tests.recipes.test_recipes import compose_recipe
 
 
@@ -23,3 +23,13 @@ def test_a_typo_in_an_sdpo_block_gets_the_closest_field():
                                                 ("sdpo.prompt_stlye", ["prompt_style"])]
     with pytest.raises(UnknownConfigKeyError, match=r"sdpo\.alpah  \(did you mean: alpha\?\)"):
         check_config_keys(cfg)
+
+
+def test_ray_init_takes_ray_inits_keywords_and_names_the_closest_for_a_typo():
+    """verl passes `ray_kwargs.ray_init` to ray.init: its keywords are valid (the discovery job's start-up cut turns
+    the dashboard off), a typo is named with ray.init's closest keyword, and what is under a keyword is free-form."""
+    ok = compose_recipe("grpo_demo", ("+ray_kwargs.ray_init.include_dashboard=false", "ray_kwargs.ray_init.num_cpus=8",
+                                      "+ray_kwargs.ray_init.runtime_env.env_vars.X=1"))
+    assert unknown_keys(ok) == []
+    typo = compose_recipe("grpo_demo", ("+ray_kwargs.ray_init.include_dashbord=false",))
+    assert unknown_keys(typo) == [("ray_kwargs.ray_init.include_dashbord", ["include_dashboard"])]
