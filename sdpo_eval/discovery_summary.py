@@ -9,7 +9,10 @@ of first successes, and the summary JSON the bench results keep (issue 32's sche
 `attempts_to_match_best_of_k` / `attempts_to_match_reprompt`: the least k at which the method's discovery@k reaches
 the baseline's discovery@K, K the largest k both are known at on every problem (`match_<baseline>_within`; B unless a
 run was cut); null when it never does within K, without that baseline's run, or when the baseline solved nothing.
-`covered_k` and `covered_k_pairs` say which k each comparison covers.
+`covered_k` and `covered_k_pairs` say which k each comparison covers. `difference_vs_<baseline>`: the method's
+discovery@B minus the baseline's on the same problems, paired per problem, with its bootstrap interval over problems
+and the share of bootstrap draws at or below 0 (`sdpo_eval.stats.paired_discovery_difference`); a cut run is left out
+of its problem's fraction past the attempts it made, as on the curves.
 
 `first_success` counts the problem's own judged attempts (the attempt log's `attempt`), also in a set-TTRL run where
 the model meanwhile trained on the other problems' attempts too.
@@ -53,6 +56,8 @@ def summary(report: dict[str, Any], task: str, call: str) -> dict[str, Any]:
             match = attempts_to_match(row["curve"][:k], target) if k >= 1 else None
             methods[method][f"attempts_to_match_{baseline}"] = match
             methods[method][f"match_{baseline}_within"] = k
+            if method != baseline:
+                methods[method][f"difference_vs_{baseline}"] = report["paired"][f"{method} - {baseline}"]
     return {"task": task, "call": call, "budget": report["budget"], "problems": report["problems"],
             "covered_k": report["covered_k"], "covered_k_pairs": report["covered_k_pairs"], "methods": methods}
 

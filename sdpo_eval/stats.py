@@ -136,3 +136,22 @@ def bootstrap_discovery(runs_by_problem: Sequence[Sequence[Run]], ks: Sequence[i
     alpha = (1 - confidence) / 2
     low, high = np.nanquantile(curves, [alpha, 1 - alpha], axis=0)
     return [float(x) for x in low], [float(x) for x in high]
+
+
+def paired_discovery_difference(runs_a: Sequence[Sequence[Run]], runs_b: Sequence[Sequence[Run]], k: int,
+                                n_boot: int = 2000, confidence: float = 0.95,
+                                seed: int = 0) -> dict[str, float] | None:
+    """discovery@k of a minus b on the same problems, paired: the per-problem difference of the solved-within-k
+    fractions (`discovery_matrix`), averaged over the problems both know at k, with a percentile-bootstrap interval
+    resampling problems (the same draw for both methods) and the share of draws <= 0. None if no problem is known
+    to both at k."""
+    a = discovery_matrix(runs_a, [k])[:, 0]
+    b = discovery_matrix(runs_b, [k])[:, 0]
+    diff = (a - b)[~(np.isnan(a) | np.isnan(b))]
+    if diff.size == 0:
+        return None
+    draws = diff[np.random.default_rng(seed).integers(0, diff.size, size=(n_boot, diff.size))].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(draws, [alpha, 1 - alpha])
+    return {"k": k, "value": float(diff.mean()), "low": float(low), "high": float(high),
+            "share_at_or_below_0": float(np.mean(draws <= 0)), "problems": int(diff.size)}

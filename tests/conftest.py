@@ -12,6 +12,11 @@ import pytest
 # Before torch loads OpenMP (it is not imported yet when pytest reads this file): on a busy 2-core box spinning threads
 # made tests/sdpo_eval/test_engines.py's generation calls take 83 s instead of 27 s (load 5-6, --durations).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Under pytest-xdist (`-n 2`, the README's command) each worker gets its share of the cores for torch's threads,
+# so two workers on 2 cores run one thread each instead of four threads fighting over two cores.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _cores // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 
 def _cxx_works() -> bool:

@@ -149,9 +149,13 @@ def test_discovery_at_k_from_set_runs_hand_computed(set_logs):
     assert set(short) == {"task", "call", "budget", "problems", "methods", "covered_k", "covered_k_pairs"}
     assert short["covered_k"] == budget and short["covered_k_pairs"] == {"best_of_k vs sdpo": budget}
     # best-of-k reaches 0.5/4 at k = 12 (its 16th attempt changes nothing); sdpo reaches it at k = 2
+    versus = short["methods"]["sdpo"].pop("difference_vs_best_of_k")
     assert short["methods"]["sdpo"] == {"seeds": [1, 2], "discovery_at": sdpo["discovery_at"],
                                         "first_success": sdpo["first_success"], "attempts_to_match_best_of_k": 2,
                                         "match_best_of_k_within": budget}
+    # paired on the 4 problems at k = 16: sdpo 2.5/4, best-of-k 0.5/4
+    assert (versus["k"], versus["problems"], versus["value"]) == (budget, 4, pytest.approx(0.5))
+    assert versus["low"] < 0.5 < versus["high"] and "difference_vs_best_of_k" not in short["methods"]["best_of_k"]
     assert short["methods"]["best_of_k"]["attempts_to_match_best_of_k"] == 12
     assert attempts_to_match([0.0, 0.1], 0.0) is None and attempts_to_match([0.0, 0.1], 0.2) is None
 

@@ -10,6 +10,7 @@ from sdpo_eval.stats import (
     discovery_curve,
     discovery_matrix,
     paired_difference_interval,
+    paired_discovery_difference,
     wilson_interval,
 )
 
@@ -60,3 +61,17 @@ def test_bootstrap_band_brackets_curve_and_is_degenerate_when_all_equal():
     assert low[-1] < curve[-1] < high[-1]
     same = [[(2, 2)]] * 4
     assert bootstrap_discovery(same, [1, 2], n_boot=50) == ([0.0, 1.0], [0.0, 1.0])
+
+
+def test_paired_discovery_difference_pairs_problems_and_leaves_out_what_a_cut_run_does_not_know():
+    # a solves p0 (at 2) and p1 (at 9); b solves p0 at 1 only; p2: a's run cut after 3 attempts (unknown at k=8)
+    a = [[(2, 2)], [(9, 9)], [(None, 3)], [(None, 10)]]
+    b = [[(1, 1)], [(None, 10)], [(4, 4)], [(None, 10)]]
+    at8 = paired_discovery_difference(a, b, 8, n_boot=400, seed=0)
+    assert at8["problems"] == 3 and at8["value"] == 0.0   # p1 not solved by a within 8; p2 left out
+    at10 = paired_discovery_difference(a, b, 10, n_boot=400, seed=0)
+    assert at10["problems"] == 3 and at10["value"] == pytest.approx(1 / 3)   # p1 is a's alone
+    assert at10["low"] <= at10["value"] <= at10["high"] and 0 < at10["share_at_or_below_0"] < 1
+    same = paired_discovery_difference(a, a, 10, n_boot=50)
+    assert (same["value"], same["low"], same["high"], same["share_at_or_below_0"]) == (0.0, 0.0, 0.0, 1.0)
+    assert paired_discovery_difference([[(None, 2)]], [[(1, 1)]], 5) is None

@@ -45,8 +45,8 @@ def packed_logits(model, sequences: list[list[int]]) -> torch.Tensor:
 
 
 @pytest.fixture(scope="module")
-def setup(sdpo_smollm2_tokenizer, sdpo_smollm2_model):
-    tok = sdpo_smollm2_tokenizer
+def setup(smollm2_tokenizer, sdpo_smollm2_model):
+    tok = smollm2_tokenizer
     messages = [chat(QUESTIONS[0]), chat(QUESTIONS[0]), chat(QUESTIONS[1]), chat(QUESTIONS[1])]
     batch = build_teacher_batch(
         tok, messages, uids=["q0", "q0", "q1", "q1"], scores=[1.0, 0.0, 0.0, 0.0], responses=RESPONSES,
@@ -59,9 +59,9 @@ def setup(sdpo_smollm2_tokenizer, sdpo_smollm2_model):
     return batch, active, responses, student_prompts, teacher_prompts
 
 
-def test_teacher_prompts_are_longer_and_share_the_student_prefix(setup, sdpo_smollm2_tokenizer):
+def test_teacher_prompts_are_longer_and_share_the_student_prefix(setup, smollm2_tokenizer):
     batch, active, _, student_prompts, teacher_prompts = setup
-    closing = len(sdpo_smollm2_tokenizer("<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)["input_ids"])
+    closing = len(smollm2_tokenizer("<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)["input_ids"])
     assert active == [1, 2, 3]  # sample 0 succeeded and is its group's only success
     assert batch.signals[1].demonstration_index == 0
     for s, t in zip(student_prompts, teacher_prompts):

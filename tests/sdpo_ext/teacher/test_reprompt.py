@@ -138,8 +138,8 @@ def test_shorten_middle():
     assert shorten_middle("abcdefgh", 0, "|") == "|"
 
 
-def test_teacher_prompt_keeps_system_and_user_bytes(sdpo_smollm2_tokenizer):
-    tok = sdpo_smollm2_tokenizer
+def test_teacher_prompt_keeps_system_and_user_bytes(smollm2_tokenizer):
+    tok = smollm2_tokenizer
     student = chat(3)
     student_ids = render_prompt_ids(tok, student)
     student_text = tok.decode(student_ids)
@@ -157,8 +157,8 @@ def test_teacher_prompt_keeps_system_and_user_bytes(sdpo_smollm2_tokenizer):
     assert SYSTEM in teacher_text
 
 
-def test_shortening_keeps_instruction_and_generation_prompt(sdpo_smollm2_tokenizer):
-    tok = sdpo_smollm2_tokenizer
+def test_shortening_keeps_instruction_and_generation_prompt(smollm2_tokenizer):
+    tok = smollm2_tokenizer
     student = chat(5)
     long_feedback = "error: " + " ".join(f"goal{i} unsolved" for i in range(400)) + " END_OF_FEEDBACK"
     signal = TeacherSignal(feedback=long_feedback)
@@ -177,16 +177,16 @@ def test_shortening_keeps_instruction_and_generation_prompt(sdpo_smollm2_tokeniz
     assert fitted.signal.feedback.endswith("END_OF_FEEDBACK")
 
 
-def test_too_long_even_when_emptied_is_masked(sdpo_smollm2_tokenizer):
-    tok = sdpo_smollm2_tokenizer
+def test_too_long_even_when_emptied_is_masked(smollm2_tokenizer):
+    tok = smollm2_tokenizer
     student = chat(1)
     cfg = RepromptConfig(max_reprompt_len=len(render_prompt_ids(tok, student)) + 3)
     fitted = fit_teacher_prompt(tok, student, TeacherSignal(feedback="some feedback " * 20), cfg)
     assert fitted.ids is None and fitted.signal.masked_reason == "too_long"
 
 
-def test_build_teacher_batch_masks_and_metrics(sdpo_smollm2_tokenizer):
-    tok = sdpo_smollm2_tokenizer
+def test_build_teacher_batch_masks_and_metrics(smollm2_tokenizer):
+    tok = smollm2_tokenizer
     uids, scores, responses, feedbacks, infra = realistic_batch()
     messages = [chat(i) for i in range(12)]
     batch = build_teacher_batch(tok, messages, uids, scores, responses, feedbacks, infra, RepromptConfig(),
