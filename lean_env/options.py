@@ -15,11 +15,11 @@ import dataclasses
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from lean_env.rules import HEADER_MAX_HEARTBEATS
-from sdpo_options.flags import check_types, option, options_of
+from sdpo_options.flags import block, check_types, option, options_of
 
 BACKENDS = ("kimina", "repl", "repl-ray")
 
@@ -137,9 +137,9 @@ class RecheckOptions:
 class LeanOptions:
     """All Lean reward options: the backend, the per-proof check, and the per-run settings below."""
 
-    backend_options: BackendOptions = field(default_factory=BackendOptions)
-    check: CheckOptions = field(default_factory=CheckOptions)
-    recheck: RecheckOptions = field(default_factory=RecheckOptions)
+    backend_options: BackendOptions = block(BackendOptions, "how the Lean backend is built and sized")
+    check: CheckOptions = block(CheckOptions, "limits and retries of one proof check")
+    recheck: RecheckOptions = block(RecheckOptions, "the external kernel re-check (strict mode, offline, reports)")
     lean_version: str | None = option(None, "the Lean the statements and model need (e.g. v4.9.0); checked once; "
                                             "None: unchecked")
     allow_lean_version_mismatch: bool = option(False, "run on another Lean anyway (logged), instead of stopping")
