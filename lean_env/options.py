@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from lean_env.rules import HEADER_MAX_HEARTBEATS
-from sdpo_options.flags import check_types, option, options_of
+from sdpo_options.flags import block, check_types, option, options_of
 
 BACKENDS = ("kimina", "repl", "repl-ray")
 
@@ -80,15 +81,23 @@ class CheckOptions:
                              f"got {self.max_heartbeats!r}")
 
 
-RECHECK_TOOLS = ("comparator", "lean4checker", "safeverify")   # = lean_env.recheck.TOOLS (not imported: a cycle)
+RECHECK_TOOLS = ("comparator", "lean4checker", "safeverify")   # the runners of lean_env.recheck
+RECHECK_LIB = re.compile(r"[A-Z][A-Za-z0-9_]*")   # a Lean module name component: the prefix of a job's modules
 
 
 @dataclass(frozen=True)
 class RecheckOptions:
-    """Strict mode: each proof the fast path finds VALID is re-checked in a separate Lean process by an external kernel
-    tool (`lean_env.recheck`, the comparator/SafeVerify approach) before it is paid. A rejection scores 0; a tool
-    that cannot give a verdict makes the sample INFRA (masked, never feedback, never trained on). The `recheck_*`
-    fields also configure the re-check of what the discovery and pass@k reports count (`sdpo_eval.report_recheck`).
+    """The one home of the re-check settings (`lean_env.recheck`, the comparator/SafeVerify approach): the strict
+    online mode, where each proof the fast path finds VALID is re-checked in a separate Lean process by an external
+    kernel tool before it is paid (a rejection scores 0; a tool that cannot give a verdict makes the sample INFRA:
+    masked, never feedback, never trained on), the offline re-check of stored proofs (`python -m sdpo_eval.recheck`)
+    and the re-check of what the discovery and pass@k reports count (`sdpo_eval.report_recheck`). The CLIs build
+    their `--recheck-*` flags from these fields; `lean_env.recheck.ToolSetup.from_options` resolves them for a run.
+
+    `recheck_timeout_s` is 600 s for all three uses: a real tool run is 5-15 s of `import Mathlib` per compiled file
+    plus the proof's own time (comparator, which also builds and exports both modules: tens of seconds to minutes;
+    docs/lean.md, 8), so 10 minutes leaves a wide margin, and a run past it is infra (unverified), never a verdict,
+    so a slow host raises it (`--recheck-timeout-s 1800`, the offline CLI's old default) instead of losing proofs.
 
     Examples:
         `strict_recheck=True, recheck_project="~/recheck-ws", recheck_tool="safeverify",
@@ -97,13 +106,18 @@ class RecheckOptions:
 
     strict_recheck: bool = option(False, "re-check every VALID proof with an external kernel tool before paying it")
     recheck_tool: str = option("safeverify", "re-check tool: comparator | lean4checker | safeverify (the reports: "
-                                             "comparator | safeverify)")
+                                             "comparator | safeverify)", choices=RECHECK_TOOLS)
     recheck_project: str | None = option(None, "re-check: Lean project (lakefile, Mathlib at the dataset's "
                                                "toolchain; docs/lean.md, offline re-check)")
-    recheck_command: str | None = option(None, "re-check: the tool's command line (None: comparator, "
-                                               "lean4checker or safe_verify on PATH)")
+    recheck_command: str | None = option(None, "re-check: the tool's command line, run under `lake env` (None: "
+                                               "comparator, lean4checker or safe_verify on PATH; e.g. 'leanchecker' "
+                                               "on Lean >= 4.28 or the built binary's path)")
+    recheck_lake: str = option("lake", "re-check: the lake command line (the tools run under `lake env`)")
+    recheck_lib: str = option("SdpoRecheck", "re-check: module prefix of the files a job writes (comparator: a "
+                                             "lean_lib of the project)")
     recheck_timeout_s: float = option(600.0, "re-check: wall-clock limit of one tool run (then infra)")
-    recheck_workers: int = option(1, "re-check: tool runs at once (per reward process in strict mode; comparator: 1)")
+    recheck_workers: int = option(1, "re-check: tool runs at once (per reward process in strict mode; each loads "
+                                     "Mathlib; comparator: 1)")
 
     def __post_init__(self) -> None:
         check_types(self, "Lean reward")
@@ -114,15 +128,18 @@ class RecheckOptions:
                              "toolchain; see docs/lean.md, offline re-check)")
         if self.recheck_workers < 1 or (self.recheck_tool == "comparator" and self.recheck_workers != 1):
             raise ValueError("recheck_workers must be at least 1, and 1 for comparator (it runs `lake build`)")
+        if not RECHECK_LIB.fullmatch(self.recheck_lib):
+            raise ValueError(f"recheck_lib must be a Lean module name component such as SdpoRecheck, got "
+                             f"{self.recheck_lib!r}")
 
 
 @dataclass(frozen=True)
 class LeanOptions:
     """All Lean reward options: the backend, the per-proof check, and the per-run settings below."""
 
-    backend_options: BackendOptions = field(default_factory=BackendOptions)
-    check: CheckOptions = field(default_factory=CheckOptions)
-    recheck: RecheckOptions = field(default_factory=RecheckOptions)
+    backend_options: BackendOptions = block(BackendOptions, "how the Lean backend is built and sized")
+    check: CheckOptions = block(CheckOptions, "limits and retries of one proof check")
+    recheck: RecheckOptions = block(RecheckOptions, "the external kernel re-check (strict mode, offline, reports)")
     lean_version: str | None = option(None, "the Lean the statements and model need (e.g. v4.9.0); checked once; "
                                             "None: unchecked")
     allow_lean_version_mismatch: bool = option(False, "run on another Lean anyway (logged), instead of stopping")

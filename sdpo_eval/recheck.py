@@ -1,8 +1,8 @@
 """Re-check stored rewarded proofs offline with a kernel-replay tool (comparator, lean4checker or SafeVerify).
 
     python -m sdpo_eval.recheck --log runs/sdpo/attempts.jsonl --data ~/data/sdpo_lean/minif2f_test.parquet \\
-        --project ~/recheck-ws --tool comparator --out recheck.jsonl
-    python -m sdpo_eval.recheck --log passk.verdicts.jsonl --project ~/recheck-ws --tool lean4checker
+        --recheck-project ~/recheck-ws --recheck-tool comparator --out recheck.jsonl
+    python -m sdpo_eval.recheck --log passk.verdicts.jsonl --recheck-project ~/recheck-ws --recheck-tool lean4checker
 
 Inputs (`--log`, repeatable, JSONL, and every attempts.jsonl under `--run-dir`): attempt logs (`sdpo_attempts.log`:
 `problem`, `verdict`, `score`, `infra`, `proof`), whose problems are looked up by id in `--data` (prepared parquet:
@@ -11,6 +11,9 @@ or `ground_truth`, `output`, `verdict`). A row is rewarded when its verdict is `
 is 1) and it is not infra. Every rewarded row, and every line that cannot be read, gets one result: confirmed, rejected
 or infra (see `lean_env.recheck`). Prints a progress bar and a summary table, writes one JSON line per result to
 `--out`, and exits 0 only when every rewarded proof is confirmed (1 otherwise, 2 for a usage error).
+The tool settings are the `--recheck-*` flags, built from `lean_env.options.RecheckOptions` (their one home, shared
+with the strict mode and the reports; `--recheck-project` is required here); the files a job writes stay in the
+project for inspection.
 """
 from __future__ import annotations
 
@@ -24,18 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from lean_env import cli_checks
-from lean_env.recheck import (
-    DEFAULT_COMMANDS,
-    DEFAULT_LIB,
-    TOOLS,
-    RecheckJob,
-    RecheckResult,
-    ToolConfig,
-    parse_command,
-    preflight,
-    recheck,
-)
+from lean_env.options import RecheckOptions
+from lean_env.recheck import RecheckJob, RecheckResult, ToolSetup, preflight, recheck
 from reward.lean.score import parse_ground_truth
+from sdpo_options.flags import add_flags, from_flags
 
 STATUSES = ("confirmed", "rejected", "infra")
 
@@ -114,17 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--log", type=Path, action="append", default=[], help="attempts.jsonl or verdicts JSONL")
     ap.add_argument("--run-dir", type=Path, default=None, help="also read every attempts.jsonl below this folder")
     ap.add_argument("--data", type=Path, action="append", default=[], help="prepared parquet with the problems")
-    ap.add_argument("--project", type=Path, required=True, help="Lean project (lakefile, Mathlib at the toolchain)")
-    ap.add_argument("--tool", choices=TOOLS, required=True,
-                    help="the kernel re-checker (docs/lean.md, offline re-check)")
-    ap.add_argument("--tool-command", default=None,
-                    help="how `lake env` runs the tool (default: comparator, lean4checker or safe_verify; e.g. "
-                         "'leanchecker' on Lean >= 4.28, 'lean4checker --fresh', or a path to the built binary)")
-    ap.add_argument("--lake", default="lake", help="lake command (default: lake)")
-    ap.add_argument("--lib", default=DEFAULT_LIB,
-                    help="module prefix of the written files (comparator: a lean_lib) (default: %(default)s)")
-    ap.add_argument("--timeout-s", type=float, default=1800.0, help="limit per tool run (default: 1800)")
-    ap.add_argument("--workers", type=int, default=1, help="tool runs at once (each loads Mathlib; comparator: 1)")
+    add_flags(ap, RecheckOptions, skip=("strict_recheck",))
     ap.add_argument("--out", type=Path, default=None, help="result JSONL (default: <first log>.recheck.jsonl)")
     return ap
 
@@ -136,12 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not logs:
             raise ValueError("no input: pass --log FILE (repeatable) or --run-dir DIR holding attempts.jsonl files")
-        tool_command = parse_command(args.tool_command or DEFAULT_COMMANDS[args.tool])
-        cfg = ToolConfig(args.tool, args.project.expanduser().resolve(), tool_command,
-                         parse_command(args.lake), args.lib, args.timeout_s)
+        options = from_flags(RecheckOptions, args, skip=("strict_recheck",))
+        if not options.recheck_project:
+            raise ValueError("pass --recheck-project DIR (a Lean project with Mathlib at the dataset's toolchain; "
+                             "docs/lean.md, offline re-check)")
+        cfg = ToolSetup.from_options(options, keep_files=True)
         preflight(cfg)
-        if args.tool == "comparator" and args.workers != 1:
-            raise ValueError("comparator runs `lake build` in the project: use --workers 1")
         missing = [str(path) for path in [*logs, *(args.data or [])] if not Path(path).expanduser().is_file()]
         if missing:
             raise ValueError(f"no such file: {', '.join(missing)} (--log: a run's attempts.jsonl; --data: the "
@@ -158,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     records, jobs, skipped = read_rows(logs, problems)
-    results: dict[str, RecheckResult] = {r.key: r for r in recheck(jobs, cfg, workers=args.workers)}
+    results: dict[str, RecheckResult] = {r.key: r for r in recheck(jobs, cfg, workers=options.recheck_workers)}
     for record in records:
         if "status" not in record:
             result = results[record["key"]]

@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from lean_env.options import RecheckOptions
-from lean_env.recheck import RecheckJob, RecheckResult, ToolConfig, preflight, recheck
-from lean_env.recheck.online import tool_config
+from lean_env.recheck import RecheckJob, RecheckResult, ToolSetup, preflight, recheck
 from lean_env.verify import Task
 from reward.lean.score import parse_ground_truth
 from sdpo_attempts.log import within_budget
@@ -48,7 +47,7 @@ OFF = {"status": "off", "note": "not re-checked (--no-recheck): counted proofs a
 class ReportRecheck:
     """How a report re-checks what it counts: the tool's settings and how many tool runs go at once."""
 
-    cfg: ToolConfig
+    cfg: ToolSetup
     workers: int = 1
 
     @classmethod
@@ -62,7 +61,7 @@ class ReportRecheck:
             raise ValueError(f"the report re-checks each counted proof out of process and needs a Lean project: "
                              f"{project_flag} (Mathlib at the dataset's toolchain; docs/lean.md, offline "
                              f"re-check), {OR_OFF}")
-        cfg = dataclasses.replace(tool_config(options), keep_files=True)   # stable keys: a re-run overwrites
+        cfg = ToolSetup.from_options(options, keep_files=True)   # stable keys: a re-run overwrites
         preflight(cfg)
         if shutil.which(cfg.lake_command[0]) is None:
             raise ValueError(f"{cfg.lake_command[0]} is not on PATH: the re-check runs the tool with `lake env` in "

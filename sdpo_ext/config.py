@@ -9,7 +9,7 @@ alike; `SDPOTrainer` reads it through `run_config`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from omegaconf import OmegaConf
@@ -22,27 +22,28 @@ from sdpo_ext.loss.routing import VARIANTS
 from sdpo_ext.teacher.reprompt import RepromptConfig
 from sdpo_ext.teacher.weights import TEACHER_MODES
 from sdpo_ext.ttrl.modes import TTRL_SPLITS, ttrl_mode
+from sdpo_options.flags import block, option
 
 DISTILLATION_MODES = ("topk", "full", "token")
 
 
 @dataclass
 class SDPOTeacherConfig(BaseConfig):
-    """Which weights score the teacher context.
+    """Which weights score the teacher context (`actor_rollout_ref.actor.sdpo.teacher`).
 
-    ema: EMA copy of the policy in verl's reference slot, θ_T ← (1−r)θ_T + rθ_S after every update.
-    trust_region: teacher logits = lerp(ref_logits, policy_logits, r) with a frozen reference.
-    frozen: the initial model. live: the current policy (no regularisation; the paper's Table 4 shows it diverges).
-    share_prompt_prefix: compute the prefix a group's teacher prompts share once per group
-    (sdpo_ext.teacher.shared_prefix);
-    the same logits up to rounding. For the teachers whose weights are fixed during the update (ema, frozen with a
-    reference model). Off by default: with SDPA (no flash-attn) it made the teacher forward slower at 2K and 8K
-    (bench/step_time/README.md, the fair step time): attending to a cached prefix loses SDPA's causal flash kernel.
+    The modes, with r = `update_rate`:
+      ema: EMA copy of the policy in verl's reference slot, θ_T ← (1−r)θ_T + rθ_S after every update.
+      trust_region: teacher logits = lerp(ref_logits, policy_logits, r) with a frozen reference.
+      frozen: the initial model. live: the current policy (no regularisation; the paper's Table 4 shows it diverges).
+    `share_prompt_prefix` gives the same logits up to rounding. It is off by default: with SDPA (no flash-attn) it made
+    the teacher forward slower at 2K and 8K (bench/step_time/README.md, the fair step time): attending to a cached
+    prefix loses SDPA's causal flash kernel.
     """
 
-    mode: str = "ema"
-    update_rate: float = 0.05
-    share_prompt_prefix: bool = False
+    mode: str = option("ema", "which weights score the teacher context: ema | trust_region | frozen | live")
+    update_rate: float = option(0.05, "r of the ema and trust_region teachers, in [0, 1]")
+    share_prompt_prefix: bool = option(False, "compute the prefix a group's teacher prompts share once per group "
+                                              "(sdpo_ext.teacher.shared_prefix); ema or frozen teachers only")
 
     def __post_init__(self) -> None:
         if self.mode not in TEACHER_MODES:
@@ -61,40 +62,33 @@ class SDPOTeacherConfig(BaseConfig):
 
 @dataclass
 class SDPOConfig(BaseConfig):
-    """SDPO loss settings (defaults: lasgroup/SDPO `sdpo.yaml`, paper Table 12 section 3).
+    """SDPO loss settings (`actor_rollout_ref.actor.sdpo`; defaults: lasgroup/SDPO `sdpo.yaml`, paper Table 12
+    section 3).
 
-    distillation_mode: "topk" (support = student's top-K ids, + tail bucket if add_tail), "full"
-      (whole vocabulary) or "token" (sampled-token variant: per-token advantage log pT − log pS, alpha=1).
-    alpha: 0 forward KL(T‖S), 1 reverse KL(S‖T), in between generalized JSD.
-    is_clip: clip of the detached importance weight exp(logp − logp_old) (None: no clip).
-    grpo_weight: λ of the paper's hybrid (eq. 3) as a loss blend λ·L_GRPO + (1−λ)·L_SDPO (0: pure SDPO).
-    variant: which samples are distilled and with what weight (`sdpo_ext.loss.routing`): "sdpo" (the paper),
-      "sc_sdpo" (pass-rate weights, arXiv 2605.27765), "srpo" (failed samples with a correct sibling -> distillation,
-      the rest -> PPO-clip on their GRPO advantage; arXiv 2604.02288).
-    token_weighting: per-token weight of the distillation loss from the teacher's entropy H_T and the student's H_S
-      (`distill_weights.token_weights`): "none" (the paper), "confident" (only where H_T <= H_S: the teacher is at
-      least as sure as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T) normalised to mean 1,
-      β = `entropy_weight_beta`).
-    entropy_weight_beta: β of token_weighting=entropy (SRPO's default 1.0).
-    teacher_temperature: the teacher's logits are divided by it before its log-softmax (1.0: the paper). Departure
-      when != 1: a value < 1 sharpens a teacher that is flatter than its student.
-    teacher: which weights score the teacher context (`SDPOTeacherConfig`).
-    reprompt: teacher-context construction, used on the driver (`sdpo_ext.teacher.reprompt.RepromptConfig`, a plain
-      dataclass: reprompt.py stays free of verl).
+    The choices. Of `distillation_mode`: "topk" takes the support of the student's top-K ids (plus a tail bucket with
+    `add_tail`), "full" the whole vocabulary, "token" the sampled-token variant (per-token advantage log pT − log pS,
+    alpha=1). Of `variant` (`sdpo_ext.loss.routing`): "sdpo" (the paper), "sc_sdpo" (pass-rate weights, arXiv
+    2605.27765), "srpo" (failed samples with a correct sibling -> distillation, the rest -> PPO-clip on their GRPO
+    advantage; arXiv 2604.02288). Of `token_weighting` (`distill_weights.token_weights`), from the teacher's entropy
+    H_T and the student's H_S: "none" (the paper), "confident" (only where H_T <= H_S: the teacher is at least as
+    sure as the student), "entropy" (SRPO's entropy-aware weights exp(−β·H_T) normalised to mean 1,
+    β = `entropy_weight_beta`).
+    Departure: `teacher_temperature` != 1 (the paper's is 1); a value < 1 sharpens a teacher flatter than its student.
+    `reprompt` is a plain dataclass (`RepromptConfig`), so reprompt.py stays free of verl.
     """
 
-    distillation_mode: str = "topk"
-    topk: int = 100
-    add_tail: bool = True
-    alpha: float = 0.5
-    is_clip: Optional[float] = 2.0
-    grpo_weight: float = 0.0
-    variant: str = "sdpo"
-    token_weighting: str = "none"
-    entropy_weight_beta: float = 1.0
-    teacher_temperature: float = 1.0
-    teacher: SDPOTeacherConfig = field(default_factory=SDPOTeacherConfig)
-    reprompt: RepromptConfig = field(default_factory=RepromptConfig)
+    distillation_mode: str = option("topk", "support of the divergence: topk | full | token")
+    topk: int = option(100, "K of distillation_mode=topk: the student's top-K token ids")
+    add_tail: bool = option(True, "topk: add one bucket holding the probability mass outside the top K")
+    alpha: float = option(0.5, "0: forward KL(T‖S), 1: reverse KL(S‖T), in between: generalized JSD")
+    is_clip: Optional[float] = option(2.0, "clip of the detached importance weight exp(logp − logp_old) (null: none)")
+    grpo_weight: float = option(0.0, "λ of the paper's hybrid (eq. 3) as a blend λ·L_GRPO + (1−λ)·L_SDPO (0: SDPO)")
+    variant: str = option("sdpo", "which samples are distilled and with what weight: sdpo | sc_sdpo | srpo")
+    token_weighting: str = option("none", "per-token weight of the distillation loss: none | confident | entropy")
+    entropy_weight_beta: float = option(1.0, "β of token_weighting=entropy (SRPO's default 1.0)")
+    teacher_temperature: float = option(1.0, "the teacher's logits are divided by it before its log-softmax")
+    teacher: SDPOTeacherConfig = block(SDPOTeacherConfig, "which weights score the teacher context")
+    reprompt: RepromptConfig = block(RepromptConfig, "how the teacher context is built (on the driver)")
 
     def __post_init__(self) -> None:
         if self.distillation_mode not in DISTILLATION_MODES:
@@ -137,7 +131,7 @@ class SDPOConfig(BaseConfig):
 class SDPOActorConfig(FSDPActorConfig):
     """verl's FSDPActorConfig plus the `sdpo` block; inert unless policy_loss.loss_mode == "sdpo"."""
 
-    sdpo: SDPOConfig = field(default_factory=SDPOConfig)
+    sdpo: SDPOConfig = block(SDPOConfig, "the SDPO loss, its teacher and its teacher contexts")
 
     @property
     def sdpo_enabled(self) -> bool:
@@ -155,26 +149,21 @@ def sdpo_loss_selected(policy_loss: Mapping[str, Any]) -> bool:
 class TTRLConfig(BaseConfig):
     """Test-time RL (the recipes' `sdpo.ttrl`): train on a set of problems until each is proved or out of budget.
 
-    theorem: one theorem (or MATH problem) to train on, by name: the set of one; None: see theorems/split.
-    theorems: several problems by name, trained on together in one run (`sdpo_ext.ttrl.problem_set`); each step's
-      prompts are drawn from the problems still open. Give it with a leading `+` where the task part does not list the
-      key.
-    split: "train" or "val": every problem of `data.train_files` / `data.val_files` (the recipes' miniF2F-test is
-      their val split). At most one of theorem, theorems and split; none of them: full-dataset training.
-    stop_on_success: a problem retires after the step with its first valid proof (TTRL only).
-    max_attempts: attempt budget of each problem, in judged attempts (INFRA samples spend none); the task part sets
-      it (None here: no budget given, which TTRL refuses).
+    At most one of theorem, theorems and split; none of them: full-dataset training. With `theorems`, each step's
+    prompts are drawn from the problems still open (`sdpo_ext.ttrl.problem_set`); give the key with a leading `+`
+    where the task part does not list it. The recipes' miniF2F-test is their val split. The task part sets
+    `max_attempts` (None here: no budget given, which TTRL refuses).
 
     This block is TTRL's one channel: the task parts pick their TTRL settings through the rules of
     `sdpo_ext.ttrl.modes` (the resolvers `sdpo.ttrl_pick` / `sdpo.ttrl_prompts` over the whole block), and the run
     length comes from the budgets at start (`TTRLSet.step_limit`, replacing trainer.total_training_steps).
     """
 
-    theorem: Optional[str] = None
-    theorems: Optional[list[str]] = None
-    split: Optional[str] = None
-    stop_on_success: bool = True
-    max_attempts: Optional[int] = None
+    theorem: Optional[str] = option(None, "one theorem (or MATH problem) to train on, by name: the set of one")
+    theorems: Optional[list[str]] = option(None, "several problems by name, trained on together in one run")
+    split: Optional[str] = option(None, "train | val: every problem of data.train_files / data.val_files")
+    stop_on_success: bool = option(True, "a problem retires after the step with its first valid proof (TTRL only)")
+    max_attempts: Optional[int] = option(None, "attempt budget of each problem, in judged attempts (INFRA spends none)")
 
     def __post_init__(self) -> None:
         if self.max_attempts is not None and self.max_attempts < 1:
@@ -199,22 +188,18 @@ class TTRLConfig(BaseConfig):
 class RunConfig(BaseConfig):
     """The recipes' top-level `sdpo:` block: what a run trains on and what it records, for SDPO and GRPO alike.
 
-    algorithm_name: the run's label (attempt log `method`, experiment names); None: "sdpo" when the SDPO loss
-      runs, else "grpo".
-    attempt_log: JSONL file every attempt is appended to; None: no attempt log.
-    ttrl: test-time RL on one theorem or a set of problems (`TTRLConfig`).
-    dataset, prompt_style, data_dir, full_batch_size: which prepared parquet files and how many prompts per step;
-      only the task part's interpolations read them (`${sdpo.data_dir}`, ...), so each task part sets them and
-      None here means "not used by this task".
+    dataset, prompt_style, data_dir and full_batch_size are read only by the task part's interpolations
+    (`${sdpo.data_dir}`, ...), so each task part sets them and None here means "not used by this task".
     """
 
-    algorithm_name: Optional[str] = None
-    attempt_log: Optional[str] = None
-    ttrl: TTRLConfig = field(default_factory=TTRLConfig)
-    dataset: Optional[str] = None
-    prompt_style: Optional[str] = None
-    data_dir: Optional[str] = None
-    full_batch_size: Optional[int] = None
+    algorithm_name: Optional[str] = option(None, "the run's label (attempt log `method`, experiment names); null: "
+                                                 "sdpo when the SDPO loss runs, else grpo")
+    attempt_log: Optional[str] = option(None, "JSONL file every attempt is appended to (null: no attempt log)")
+    ttrl: TTRLConfig = block(TTRLConfig, "test-time RL on one theorem or a set of problems")
+    dataset: Optional[str] = option(None, "the prepared dataset in the parquet file names (e.g. minif2f)")
+    prompt_style: Optional[str] = option(None, "the prompt style in the parquet file names (e.g. kimina)")
+    data_dir: Optional[str] = option(None, "folder of the prepared parquet files")
+    full_batch_size: Optional[int] = option(None, "prompts per step without TTRL (data.train_batch_size)")
 
 
 def run_config(config) -> RunConfig | None:

@@ -4,7 +4,9 @@
 default and its one-line doc are written once, in the dataclass; `add_flags` builds one flag per field from them
 and `from_flags` builds the dataclass back from the parsed flags. The Lean reward's options (`lean_env.options`), the
 MATH grading options (`reward.math.options`) and the evaluation engine's options (`sdpo_eval.engines`) all go
-through it, so every package above may import it and it imports none of them.
+through it, so every package above may import it and it imports none of them. verl's config dataclasses
+(`sdpo_ext.config`, `sdpo_ext.teacher.reprompt`) declare their fields with it too (`option`, and `block` for a nested
+dataclass), without flags: one documentation style for every config field (tests/sdpo_options/test_config_idiom.py).
 
 Naming rule: a dataclass that verl builds from the recipes' Hydra config (a block of the YAML, read through
 `_target_` or `omega_conf_to_dataclass`) is a `*Config`; a dataclass of our own settings, given as keyword arguments

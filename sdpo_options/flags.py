@@ -5,7 +5,9 @@ from the fallback; `choices`: the values a flag accepts). `add_flags(parser, own
 `--<prefix>-<field-name>` with the field's type (a bool reads true/false/yes/no/1/0), its default and the help
 `"<doc> (default: <default>)"`. With `unset=True` every flag defaults to None, so a caller can tell "not given" and
 let the dataclass (or its environment variable) decide. `from_flags(owner, args)` builds the dataclass from the
-parsed flags. Fields without `option` metadata (nested dataclasses) get no flag.
+parsed flags. A nested dataclass is a `block(factory, doc)`: it has its doc but no flag (its own fields are options).
+The verl config dataclasses (`*Config`, built from the recipes' YAML) declare their fields the same way, so every
+config field has its default and its one-line doc in one place.
 
 Contract: `from_flags(owner, parser.parse_args([]))` equals `owner()` for every `owner` added without `unset`.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import typing
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 
@@ -25,6 +27,11 @@ def option(default: Any, doc: str, *, env: str | None = None, fallback: Any = No
                              metadata={"doc": doc, "env": env, "fallback": fallback, "choices": choices})
 
 
+def block(factory: Callable[[], Any], doc: str) -> Any:
+    """A nested dataclass field, built by `factory`, with its one-line `doc`; it gets no flag."""
+    return dataclasses.field(default_factory=factory, metadata={"doc": doc, "block": True})
+
+
 def parse_bool(text: str) -> bool:
     """A flag's true/false (yes/no, 1/0, any case); argparse.ArgumentTypeError otherwise."""
     if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
@@ -33,8 +40,8 @@ def parse_bool(text: str) -> bool:
 
 
 def options_of(owner: type) -> Iterator[dataclasses.Field]:
-    """The fields of `owner` declared with `option`, in order."""
-    return (f for f in dataclasses.fields(owner) if "doc" in f.metadata)
+    """The fields of `owner` declared with `option`, in order (not its `block`s)."""
+    return (f for f in dataclasses.fields(owner) if "doc" in f.metadata and not f.metadata.get("block"))
 
 
 def value_type(owner: type, f: dataclasses.Field) -> type:

@@ -30,8 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 import reward.lean.score as rl  # noqa: E402
 from lean_env.backends import factory  # noqa: E402
-from lean_env.recheck import RecheckJob, recheck_one  # noqa: E402
-from lean_env.recheck.online import tool_config  # noqa: E402
+from lean_env.recheck import RecheckJob, ToolSetup, recheck_one  # noqa: E402
 from lean_env.testing.fake_lean_tools import install  # noqa: E402
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
@@ -81,7 +80,7 @@ def main() -> None:
         task = rl.parse_ground_truth(GT)
         per_proof = {}
         for tool in ("safeverify", "lean4checker", "comparator"):
-            cfg = tool_config(rl.resolve_config(**settings[tool]).recheck)
+            cfg = ToolSetup.from_options(rl.resolve_config(**settings[tool]).recheck, keep_files=False)
             times = [recheck_one(RecheckJob(f"Bench{k}", task, o), cfg).elapsed_s
                      for k, o in enumerate(items) if "norm_num" in o]
             per_proof[tool] = {"mean_s": round(statistics.mean(times), 3), "max_s": round(max(times), 3),

@@ -1,5 +1,5 @@
-"""Shared parts of the offline re-check: jobs, results, tool settings, the files a job writes, and a process runner
-that never hangs."""
+"""Shared parts of the re-check: jobs, results, the resolved tool settings (`ToolSetup`, from `RecheckOptions`), the
+files a job writes, and a process runner that never hangs."""
 from __future__ import annotations
 
 import os
@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from lean_env.options import RecheckOptions
 from lean_env.verify import Task
 
 Status = Literal["confirmed", "rejected", "infra"]
-TOOLS = ("comparator", "lean4checker", "safeverify")
 DEFAULT_COMMANDS = {"comparator": "comparator", "lean4checker": "lean4checker", "safeverify": "safe_verify"}
-DEFAULT_LIB = "SdpoRecheck"
 UNCAUGHT = re.compile(r"uncaught exception:\s*(.*)", re.DOTALL)   # how a Lean `main` that throws reports (exit 1)
 
 
@@ -57,17 +56,29 @@ class ToolRun:
 
 
 @dataclass(frozen=True)
-class ToolConfig:
-    """How to reach the user's Lean project and tool."""
+class ToolSetup:
+    """The resolved re-check settings of one run: `RecheckOptions` (their one home) with the project path expanded,
+    the command lines split and the tool's default command filled in; built only by `from_options`."""
 
-    tool: str                       # one of TOOLS
+    tool: str                       # one of RECHECK_TOOLS
     project: Path                   # lake project (lakefile, Mathlib) whose toolchain matches the dataset's
     tool_command: Sequence[str]     # e.g. ["comparator"], ["lean4checker", "--fresh"], ["safe_verify"]
-    lake_command: Sequence[str] = ("lake",)
-    lib: str = DEFAULT_LIB          # comparator: a lean_lib of the project holding `<lib>.<key>.{Challenge,Solution}`
-    timeout_s: float = 1800.0
-    keep_files: bool = True         # leave each job's files in the project (offline: to inspect); False: the runner
+    lake_command: Sequence[str]
+    lib: str                        # comparator: a lean_lib of the project holding `<lib>.<key>.{Challenge,Solution}`
+    timeout_s: float
+    keep_files: bool                # leave each job's files in the project (offline: to inspect); False: the runner
                                     # removes them when it returns, whatever the outcome (the strict online mode)
+
+    @classmethod
+    def from_options(cls, options: RecheckOptions, *, keep_files: bool) -> ToolSetup:
+        """The setup of `options` (ValueError for a missing project or an empty command line)."""
+        if not options.recheck_project:
+            raise ValueError("recheck_project is not set (a Lean project with Mathlib at the dataset's toolchain; "
+                             "docs/lean.md, offline re-check)")
+        command = options.recheck_command or DEFAULT_COMMANDS[options.recheck_tool]
+        return cls(options.recheck_tool, Path(options.recheck_project).expanduser().resolve(),
+                   parse_command(command), parse_command(options.recheck_lake), options.recheck_lib,
+                   float(options.recheck_timeout_s), keep_files)
 
     @property
     def scratch(self) -> Path:
@@ -77,12 +88,6 @@ class ToolConfig:
     def lake_env(self, *argv: str) -> list[str]:
         """`lake env ARGV…`: runs ARGV with the project's LEAN_PATH."""
         return [*self.lake_command, "env", *argv]
-
-    def __post_init__(self) -> None:
-        if self.tool not in TOOLS:
-            raise ValueError(f"tool must be one of {TOOLS}, got {self.tool!r}")
-        if not re.fullmatch(r"[A-Z][A-Za-z0-9_]*", self.lib):
-            raise ValueError(f"lib must be a Lean module name component such as {DEFAULT_LIB}, got {self.lib!r}")
 
 
 class JobFiles:

@@ -16,7 +16,7 @@ import re
 
 from lean_env.assemble import arrange, split_header
 from lean_env.judge import ALLOWED_AXIOMS
-from lean_env.recheck.common import JobFiles, RecheckJob, Status, ToolConfig, ToolRun, run_tool, uncaught_reason
+from lean_env.recheck.common import JobFiles, RecheckJob, Status, ToolRun, ToolSetup, run_tool, uncaught_reason
 from lean_env.screen import ScreenResult
 
 COMPARATOR_OK = "Your solution is okay!"
@@ -64,7 +64,7 @@ def classify_comparator(run: ToolRun, challenge_module: str, timeout_s: float) -
     return "rejected", reason[:2000]
 
 
-def run_comparator(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
+def run_comparator(job: RecheckJob, screened: ScreenResult, cfg: ToolSetup) -> tuple[Status, str]:
     """Write the job's folder (see the module docstring for when it is removed) and run comparator on it."""
     module = f"{cfg.lib}.{job.key}"
     with JobFiles(cfg.keep_files) as files:

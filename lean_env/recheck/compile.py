@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from lean_env.recheck.common import Status, ToolConfig, failed_to_run, run_tool
+from lean_env.recheck.common import Status, ToolSetup, failed_to_run, run_tool
 from lean_env.types import LeanMessage
 
 _SEVERITY = {"information": "info", "warning": "warning", "error": "error"}
@@ -44,7 +44,7 @@ def parse_lean_json(stdout: str, header_lines: int = 0) -> list[LeanMessage] | N
     return messages or None
 
 
-def compile_module(source: Path, olean: Path, root: Path, cfg: ToolConfig, header_lines: int = 0
+def compile_module(source: Path, olean: Path, root: Path, cfg: ToolSetup, header_lines: int = 0
                    ) -> Compiled | tuple[Status, str]:
     """Compile `source` (module name from its path under `root`) to `olean`; ("infra", why) when lean could not run,
     timed out, or printed no message at all while failing."""

@@ -20,8 +20,8 @@ from lean_env.recheck.common import (
     JobFiles,
     RecheckJob,
     Status,
-    ToolConfig,
     ToolRun,
+    ToolSetup,
     failed_to_run,
     run_tool,
 )
@@ -43,7 +43,7 @@ def classify_lean4checker(run: ToolRun, module: str, timeout_s: float) -> tuple[
     return "infra", f"lean4checker exited {run.returncode}: {run.tail()}"
 
 
-def _judge_compiled(plan: CheckPlan, source: Path, olean: Path, root: Path, cfg: ToolConfig
+def _judge_compiled(plan: CheckPlan, source: Path, olean: Path, root: Path, cfg: ToolSetup
                     ) -> tuple[Status, str] | None:
     """Compile the checked file and judge its messages as the online reward does; None when VALID and compiled."""
     compiled = compile_module(source, olean, root, cfg, plan.snippet.header_lines)
@@ -63,7 +63,7 @@ def _judge_compiled(plan: CheckPlan, source: Path, olean: Path, root: Path, cfg:
     return None
 
 
-def run_lean4checker(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
+def run_lean4checker(job: RecheckJob, screened: ScreenResult, cfg: ToolSetup) -> tuple[Status, str]:
     """Compile and judge the checked file, then replay its module (see the module docstring for the files' fate)."""
     root = cfg.scratch
     module = f"{cfg.lib}.{job.key}"

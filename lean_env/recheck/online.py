@@ -6,19 +6,18 @@ with the tool's reason as feedback (score 0: the online check was fooled or the 
 tool refuses); infra (tool missing, crashed, timed out, the trusted challenge failing in the project) gives INFRA:
 masked, no feedback, never trained on, as for any infrastructure failure. A false positive of the fast path
 therefore costs throughput (one tool run per paid proof), never a reward. Each job writes its files under the
-project in paths named by a fresh key; `tool_config` turns `keep_files` off, so the tool's runner removes them when
+project in paths named by a fresh key; its `ToolSetup` has `keep_files` off, so the tool's runner removes them when
 it returns, whatever the outcome (see `lean_env.recheck.run`, Files).
 """
 from __future__ import annotations
 
 import asyncio
 import uuid
-from pathlib import Path
 
 from lean_env.feedback import render_feedback
 from lean_env.judge import Judgement
 from lean_env.options import RecheckOptions
-from lean_env.recheck.common import DEFAULT_COMMANDS, RecheckJob, RecheckResult, ToolConfig, parse_command
+from lean_env.recheck.common import RecheckJob, RecheckResult, ToolSetup
 from lean_env.recheck.run import recheck_one
 from lean_env.types import Verdict
 from lean_env.verify import Task, VerifyResult
@@ -26,21 +25,12 @@ from lean_env.verify import Task, VerifyResult
 _slots: dict[tuple[int, int], asyncio.Semaphore] = {}   # (event loop, workers) -> tool runs at once
 
 
-def tool_config(options: RecheckOptions) -> ToolConfig:
-    """The `lean_env.recheck` settings of the strict mode (ValueError for an empty command); a job's files are removed
-    when its run ends, since every paid proof gets a fresh key and they would pile up in the project."""
-    assert options.recheck_project is not None
-    command = options.recheck_command or DEFAULT_COMMANDS[options.recheck_tool]
-    return ToolConfig(options.recheck_tool, Path(options.recheck_project).expanduser(), parse_command(command),
-                      timeout_s=float(options.recheck_timeout_s), keep_files=False)
-
-
 async def recheck_valid(task: Task, model_output: str, result: VerifyResult, options: RecheckOptions) -> VerifyResult:
     """`result` itself unless it is VALID and strict mode is on; then the verdict of the external re-check."""
     if result.verdict is not Verdict.VALID or not options.strict_recheck:
         return result
     try:
-        cfg = tool_config(options)
+        cfg = ToolSetup.from_options(options, keep_files=False)   # a fresh key per paid proof: they'd pile up
         loop = asyncio.get_running_loop()
         slots = _slots.setdefault((id(loop), options.recheck_workers), asyncio.Semaphore(options.recheck_workers))
         job = RecheckJob(f"Strict{uuid.uuid4().hex}", task, model_output)

@@ -12,10 +12,10 @@ Contract: `recheck_one` never raises; every job gets one `RecheckResult` with st
 Each tool run is killed with its whole process group after `timeout_s`.
 
 Files: each runner writes a job's files under the project in paths named by its key (its module docstring lists
-them) and records them in a `JobFiles`. With `ToolConfig.keep_files` (the default, the offline CLI: one stable key
-per log line, so a re-run overwrites them, and they are the evidence to inspect a rejected proof) they stay; without
-it (the strict online mode, a fresh key per paid proof) the runner removes them when it returns or raises, whatever
-the verdict, so no caller needs to know where they are. The shared parent folders stay.
+them) and records them in a `JobFiles`. With `ToolSetup.keep_files` (the offline CLI and the reports: one stable key
+per log line or counted proof, so a re-run overwrites them, and they are the evidence to inspect a rejected proof)
+they stay; without it (the strict online mode, a fresh key per paid proof) the runner removes them when it returns or
+raises, whatever the verdict, so no caller needs to know where they are. The shared parent folders stay.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from lean_env.recheck.common import RecheckJob, RecheckResult, ToolConfig
+from lean_env.recheck.common import RecheckJob, RecheckResult, ToolSetup
 from lean_env.recheck.comparator import run_comparator
 from lean_env.recheck.lean4checker import run_lean4checker
 from lean_env.recheck.safeverify import run_safeverify
@@ -36,18 +36,18 @@ LAKEFILE_LIB = {"lakefile.toml": '[[lean_lib]]\nname = "{lib}"\nglobs = ["{lib}.
                 "lakefile.lean": "lean_lib {lib} where\n  globs := #[.submodules `{lib}]"}
 
 
-def preflight(cfg: ToolConfig) -> None:
+def preflight(cfg: ToolSetup) -> None:
     """ValueError naming the fix when the project cannot host the re-check."""
     lakefiles = [cfg.project / name for name in LAKEFILE_LIB if (cfg.project / name).is_file()]
     if not lakefiles:
-        raise ValueError(f"--project {cfg.project} has no lakefile.toml or lakefile.lean: point it at a Lean project "
-                         "that requires Mathlib at the dataset's toolchain (see docs/lean.md, offline re-check)")
+        raise ValueError(f"recheck_project {cfg.project} has no lakefile.toml or lakefile.lean: point it at a "
+                         "Lean project requiring Mathlib at the dataset's toolchain (docs/lean.md, offline re-check)")
     if cfg.tool == "comparator" and cfg.lib not in lakefiles[0].read_text(errors="replace"):
         snippet = LAKEFILE_LIB[lakefiles[0].name].format(lib=cfg.lib)
         raise ValueError(f"comparator builds the files as modules of a library: add to {lakefiles[0]}:\n{snippet}")
 
 
-def recheck_one(job: RecheckJob, cfg: ToolConfig) -> RecheckResult:
+def recheck_one(job: RecheckJob, cfg: ToolSetup) -> RecheckResult:
     """Screen the stored output again and run the tool on it; never raises."""
     start = time.monotonic()
     try:
@@ -61,7 +61,7 @@ def recheck_one(job: RecheckJob, cfg: ToolConfig) -> RecheckResult:
     return RecheckResult(job.key, status, message, time.monotonic() - start)
 
 
-def recheck(jobs: Iterable[RecheckJob], cfg: ToolConfig, *, workers: int = 1,
+def recheck(jobs: Iterable[RecheckJob], cfg: ToolSetup, *, workers: int = 1,
             progress: bool = True) -> list[RecheckResult]:
     """Re-check every job (in input order) with at most `workers` tool runs at once."""
     from tqdm.auto import tqdm

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lean_env.recheck.common import JobFiles, RecheckJob, Status, ToolConfig, ToolRun, run_tool, uncaught_reason
+from lean_env.recheck.common import JobFiles, RecheckJob, Status, ToolRun, ToolSetup, run_tool, uncaught_reason
 from lean_env.recheck.comparator import comparator_sources
 from lean_env.recheck.compile import Compiled, compile_module
 from lean_env.screen import ScreenResult
@@ -43,7 +43,7 @@ def classify_safeverify(run: ToolRun, target: Path, timeout_s: float) -> tuple[S
     return "rejected", (f"{findings}; {reason}" if findings else reason)[:2000]
 
 
-def _compiled_olean(source: Path, root: Path, cfg: ToolConfig, trusted: bool) -> Path | tuple[Status, str]:
+def _compiled_olean(source: Path, root: Path, cfg: ToolSetup, trusted: bool) -> Path | tuple[Status, str]:
     compiled = compile_module(source, source.with_suffix(".olean"), root, cfg)
     if not isinstance(compiled, Compiled):
         return compiled
@@ -58,7 +58,7 @@ def _compiled_olean(source: Path, root: Path, cfg: ToolConfig, trusted: bool) ->
     return source.with_suffix(".olean")
 
 
-def run_safeverify(job: RecheckJob, screened: ScreenResult, cfg: ToolConfig) -> tuple[Status, str]:
+def run_safeverify(job: RecheckJob, screened: ScreenResult, cfg: ToolSetup) -> tuple[Status, str]:
     """Compile the target and the submission, then run SafeVerify on both (see the module docstring for the files)."""
     root = cfg.scratch
     with JobFiles(cfg.keep_files) as files:

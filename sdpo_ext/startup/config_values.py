@@ -7,8 +7,8 @@ field's type hint (a float field takes any number, an int field a whole number, 
 `__post_init__` checks the ranges and the rules between fields, with the message it gives at run time. Without this
 a mistyped value (`alpha=abc`) ended in a bare TypeError inside verl, naming neither the key nor the type, and a value
 out of range only after Ray had started.
-Contract: one problem per wrong value, `<key>=<value>: <what is expected>`; keys unknown to a dataclass are left to
-`checks.plugin_unknown_keys`.
+Contract: one problem per wrong value, `<key>=<value>: <what is expected>` (a wrong type: with the field's default and
+its one-line doc, from its `option`); keys unknown to a dataclass are left to `checks.plugin_unknown_keys`.
 """
 from __future__ import annotations
 
@@ -65,8 +65,11 @@ def _expected(hint: Any) -> str:
     return _KIND_TEXT.get(typing.get_origin(hint) or hint, str(hint))
 
 
-def _default(f: dataclasses.Field) -> str:
-    return f" (default {_show(f.default)})" if f.default is not dataclasses.MISSING else ""
+def _about(f: dataclasses.Field) -> str:
+    """` (default <value>; <the field's doc>)`, from the field's `option`."""
+    parts = [f"default {_show(f.default)}"] if f.default is not dataclasses.MISSING else []
+    parts += [f.metadata["doc"]] if f.metadata.get("doc") else []
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _range_problem(path: str, root: str, cls: type, values: Mapping[str, Any], error: Exception) -> str:
@@ -99,7 +102,7 @@ def block_problems(path: str, node: Mapping[str, Any], cls: type, root: str) -> 
         elif inner and value is not None:
             problems.append(f"{key}={_show(value)}: expected a block of {inner[0].__name__} fields")
         elif not inner and not _fits(value, hint):
-            problems.append(f"{key}={_show(value)}: expected {_expected(hint)}{_default(fields[name])}")
+            problems.append(f"{key}={_show(value)}: expected {_expected(hint)}{_about(fields[name])}")
         elif not inner:
             scalars[name] = value
     if problems:

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sdpo_options.flags import option
+
 METRIC_PREFIX = "self_distillation/"
 _THINK_BLOCK = re.compile(r"<think>.*?</think>\s*", flags=re.DOTALL)
 _UNOPENED_THINK = re.compile(r"^.*?</think>\s*", flags=re.DOTALL)
@@ -25,18 +27,23 @@ def _fields(template: str) -> list[str]:
 
 @dataclass(frozen=True)
 class RepromptConfig:
-    """Teacher-context settings; defaults are the authors' (actor.yaml of lasgroup/SDPO)."""
+    """Teacher-context settings (`actor_rollout_ref.actor.sdpo.reprompt`); defaults are the authors' (actor.yaml of
+    lasgroup/SDPO). `success_reward_threshold` is 0.5 as in the authors' code and yaml; their README says 1.0."""
 
-    success_reward_threshold: float = 0.5  # authors' code/yaml; their README says 1.0
-    dont_reprompt_on_self_success: bool = True
-    include_environment_feedback: bool = True
-    environment_feedback_only_without_solution: bool = True
-    remove_thinking_from_demonstration: bool = True
-    max_reprompt_len: int = 10240  # tokens of the teacher PROMPT (chat template + generation prompt)
-    reprompt_template: str = "{prompt}{solution}{feedback}\n\nCorrectly solve the original question."
-    solution_template: str = "\nCorrect solution:\n\n{successful_previous_attempt}"
-    feedback_template: str = "\nThe following is feedback from your unsuccessful earlier attempt:\n\n{feedback_raw}"
-    truncation_marker: str = "\n[...]\n"  # stands where the middle of a shortened text was cut
+    success_reward_threshold: float = option(0.5, "a sample whose score reaches it is a success (a demonstration)")
+    dont_reprompt_on_self_success: bool = option(True, "a sample is never shown its own answer as the demonstration")
+    include_environment_feedback: bool = option(True, "show the environment's feedback on the sample's own attempt")
+    environment_feedback_only_without_solution: bool = option(True, "show the feedback only when no sibling's "
+                                                                     "solution is shown")
+    remove_thinking_from_demonstration: bool = option(True, "drop the <think> blocks of a demonstration")
+    max_reprompt_len: int = option(10240, "tokens of the teacher PROMPT (chat template + generation prompt)")
+    reprompt_template: str = option("{prompt}{solution}{feedback}\n\nCorrectly solve the original question.",
+                                    "the last user turn of the teacher: {prompt}, {solution} and {feedback} once each")
+    solution_template: str = option("\nCorrect solution:\n\n{successful_previous_attempt}",
+                                    "the {solution} part: {successful_previous_attempt} once")
+    feedback_template: str = option("\nThe following is feedback from your unsuccessful earlier attempt:\n\n"
+                                    "{feedback_raw}", "the {feedback} part: {feedback_raw} once")
+    truncation_marker: str = option("\n[...]\n", "stands where the middle of a shortened text was cut")
 
     def __post_init__(self) -> None:
         expected = {

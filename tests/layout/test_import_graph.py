@@ -1,10 +1,11 @@
 """Imports go down: each package imports only the packages below it (read from the source with ast, no import).
 
-sdpo_attempts (stdlib only) <- sdpo_ext (training); sdpo_options (stdlib only) <- lean_env (Lean, no verl) <- reward <-
-sdpo_data <- sdpo_eval, and sdpo_eval also imports sdpo_attempts and sdpo_ext's pure teacher contexts. Lazy imports
-inside functions count too. Inside sdpo_ext, the rule is by folder: every module under sdpo_ext/loss/ and
-sdpo_ext/teacher/ is pure, it imports only the standard library, torch, numpy and modules of sdpo_ext.loss /
-sdpo_ext.teacher (no verl, no transformers, no glue). The other verl-free parts of sdpo_ext are held to what their
+sdpo_attempts (stdlib only) <- sdpo_ext (training); sdpo_options (stdlib only) <- sdpo_ext (its config fields) and
+lean_env (Lean, no verl) <- reward <- sdpo_data <- sdpo_eval, and sdpo_eval also imports sdpo_attempts and sdpo_ext's
+pure teacher contexts. Lazy imports inside functions count too. Inside sdpo_ext, the rule is by folder: every module
+under sdpo_ext/loss/ and sdpo_ext/teacher/ is pure, it imports only the standard library, torch, numpy, sdpo_options
+(stdlib only: the fields' `option`) and modules of sdpo_ext.loss / sdpo_ext.teacher (no verl, no transformers, no
+glue). The other verl-free parts of sdpo_ext are held to what their
 docstrings say they import (VERL_FREE).
 """
 from __future__ import annotations
@@ -24,14 +25,15 @@ ALLOWED = {
     "reward": {"sdpo_options", "lean_env"},
     "sdpo_data": {"sdpo_options", "lean_env", "reward"},
     "sdpo_eval": {"sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data"},
-    "sdpo_ext": {"sdpo_attempts"},
+    "sdpo_ext": {"sdpo_attempts", "sdpo_options"},
 }
 # besides ALLOWED, modules of sdpo_ext's pure core a package may import (dotted prefixes): the reprompt baseline of
 # set discovery samples from the very teacher contexts SDPO builds (sdpo_eval.discovery_sampler)
 PURE_CORE_IMPORTS = {"sdpo_eval": ("sdpo_ext.teacher",)}
-# the pure folders of sdpo_ext (docs/sdpo_math.md): the stdlib, torch, numpy and each other only, no verl
+# the pure folders of sdpo_ext (docs/sdpo_math.md): the stdlib, torch, numpy, sdpo_options (stdlib only: a config
+# field's `option`) and each other only, no verl
 PURE_FOLDERS = ("sdpo_ext/loss", "sdpo_ext/teacher")
-PURE_ALLOWED_TOP = set(sys.stdlib_module_names) | {"torch", "numpy"}
+PURE_ALLOWED_TOP = set(sys.stdlib_module_names) | {"torch", "numpy", "sdpo_options"}
 # the verl-free parts of the sdpo_ext glue: path -> the top-level packages and our modules (dotted prefixes) it may
 # import; the README's layout table and each part's docstring say the same
 VERL_FREE = {
@@ -73,6 +75,14 @@ def test_a_package_imports_only_the_packages_below_it(package):
 @pytest.mark.parametrize("package", ["sdpo_attempts", "sdpo_options", "lean_env"])
 def test_the_bottom_packages_do_not_import_verl(package):
     assert not any("verl" in imported_packages(path) for path in (ROOT / package).rglob("*.py"))
+
+
+def test_sdpo_options_imports_only_the_stdlib():
+    """Every package imports it, the pure core included, so it must stay free of any dependency."""
+    wrong = {f"{path.relative_to(ROOT)} imports {name}" for path in sorted((ROOT / "sdpo_options").rglob("*.py"))
+             for name in imported_modules(path)
+             if name.split(".")[0] not in sys.stdlib_module_names and not name.startswith("sdpo_options")}
+    assert not wrong, sorted(wrong)
 
 
 def test_the_graph_check_sees_lazy_imports(tmp_path):

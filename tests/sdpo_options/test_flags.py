@@ -13,19 +13,18 @@ import pytest
 from lean_env.options import OWNERS as LEAN_OWNERS
 from reward.math.options import FLAG_PREFIX, MathGradingOptions
 from sdpo_eval.engines import EngineOptions
-from sdpo_options.flags import add_flags, check_types, flag_name, from_flags, option, options_of, parse_bool
+from sdpo_options.flags import add_flags, block, check_types, flag_name, from_flags, option, options_of, parse_bool
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext")
 # (dataclass, flag prefix): every options dataclass a command line exposes
 BRIDGED = [*((owner, "") for owner in LEAN_OWNERS), (MathGradingOptions, FLAG_PREFIX), (EngineOptions, "")]
-NESTED = {"backend_options", "check", "recheck"}   # LeanOptions' parts, not options themselves
 
 
 @pytest.mark.parametrize("owner, prefix", BRIDGED, ids=lambda x: getattr(x, "__name__", x))
 def test_every_field_is_an_option_with_a_doc(owner, prefix):
-    fields = {f.name for f in dataclasses.fields(owner)} - NESTED
-    assert {f.name for f in options_of(owner)} == fields
+    blocks = {f.name for f in dataclasses.fields(owner) if f.metadata.get("block")}   # LeanOptions' parts
+    assert {f.name for f in options_of(owner)} == {f.name for f in dataclasses.fields(owner)} - blocks
     assert all(f.metadata["doc"].strip() for f in options_of(owner))
 
 
@@ -82,6 +81,20 @@ class _Example:
     limit: float = option(1.5, "a limit")
     on: bool = option(False, "a switch")
     name: str | None = option(None, "a name", env="EXAMPLE_NAME", fallback="x", choices=("x", "y"))
+
+
+@dataclass(frozen=True)
+class _WithBlock:
+    part: _Example = block(_Example, "a nested part")
+    count: int = option(2, "a count")
+
+
+def test_a_block_has_its_doc_but_no_flag_and_keeps_its_default():
+    parser = argparse.ArgumentParser()
+    add_flags(parser, _WithBlock)
+    assert [a.dest for a in parser._actions if a.dest != "help"] == ["count"]
+    assert from_flags(_WithBlock, parser.parse_args(["--count", "5"])) == _WithBlock(count=5)
+    assert dataclasses.fields(_WithBlock)[0].metadata["doc"] == "a nested part"
 
 
 def test_a_flag_has_the_fields_type_and_unset_flags_are_none():

@@ -1,5 +1,6 @@
 """Offline re-check (`lean_env.recheck`, `sdpo_eval.recheck`) against fake lake/lean/comparator/lean4checker
 executables that print and exit as the real tools do (lean_env.testing.fake_lean_tools); no Lean needed."""
+import argparse
 import dataclasses
 import json
 import sys
@@ -11,10 +12,11 @@ import pytest
 import lean_env.recheck.comparator
 import lean_env.recheck.lean4checker
 import lean_env.recheck.safeverify
+from lean_env.options import RecheckOptions
 from lean_env.recheck import (
     RecheckJob,
-    ToolConfig,
     ToolRun,
+    ToolSetup,
     classify_comparator,
     classify_lean4checker,
     classify_safeverify,
@@ -25,6 +27,7 @@ from lean_env.recheck import (
 from lean_env.screen import screen
 from lean_env.verify import Task
 from sdpo_eval import recheck as cli
+from sdpo_options.flags import from_flags
 
 HEADER = "import Mathlib\n\nopen Real\n"
 STATEMENT = "theorem t1 (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n  sorry"
@@ -36,10 +39,12 @@ def output(proof_line: str = "subst h\n  rfl",
     return f"<think>ok</think>\n```lean4\n{statement}\n  {proof_line}\n```"
 
 
-def config(recheck_tools, tool, timeout_s=30.0):
+def config(recheck_tools, tool, timeout_s=30.0, **options):
     paths, project = recheck_tools
     command = paths["safe_verify" if tool == "safeverify" else tool]
-    return ToolConfig(tool, project, [str(command)], [str(paths["lake"])], timeout_s=timeout_s)
+    options = {"recheck_command": str(command), "recheck_lake": str(paths["lake"]), **options}
+    return ToolSetup.from_options(RecheckOptions(recheck_tool=tool, recheck_project=str(project),
+                                                 recheck_timeout_s=timeout_s, **options), keep_files=True)
 
 
 def job(key, proof_line="subst h\n  rfl", header=HEADER, statement=STATEMENT, answer=None):
@@ -99,11 +104,11 @@ def test_comparator_timeout_is_infra_and_kills_the_process_group(recheck_tools):
 
 
 def test_missing_tool_is_infra(recheck_tools):
-    paths, project = recheck_tools
-    cfg = ToolConfig("comparator", project, [str(project / "no-such-comparator")], [str(paths["lake"])])
+    project = recheck_tools[1]
+    cfg = config(recheck_tools, "comparator", recheck_command=str(project / "no-such-comparator"))
     (result,) = recheck([job("P6")], cfg, progress=False)
     assert result.status == "infra" and "no such file" in result.message
-    cfg = ToolConfig("comparator", project, ["comparator"], [str(project / "no-such-lake")])
+    cfg = config(recheck_tools, "comparator", recheck_command="comparator", recheck_lake=str(project / "no-such-lake"))
     (result,) = recheck([job("P6")], cfg, progress=False)
     assert result.status == "infra" and "cannot run" in result.message
 
@@ -288,8 +293,9 @@ def test_cli_rechecks_only_rewarded_rows_and_gives_every_bad_row_a_verdict(reche
         {**gt, "output": output(), "verdict": "infra", "score": 0.0, "infra": 1.0},              # masked: skipped
     ])
     out = tmp_path / "res.jsonl"
-    code = cli.main(["--log", str(log), "--project", str(project), "--tool", "comparator", "--tool-command",
-                     str(paths["comparator"]), "--lake", str(paths["lake"]), "--out", str(out)])
+    code = cli.main(["--log", str(log), "--recheck-project", str(project), "--recheck-tool", "comparator",
+                     "--recheck-command", str(paths["comparator"]), "--recheck-lake", str(paths["lake"]),
+                     "--out", str(out)])
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert code == 1
     assert [r["status"] for r in rows] == ["confirmed", "rejected", "confirmed", "infra", "infra", "infra"]
@@ -310,9 +316,9 @@ def test_cli_attempt_log_with_parquet_problems_exits_zero_when_all_confirmed(rec
     _write_log(tmp_path / "run" / "sdpo" / "t1" / "attempts.jsonl", [
         {"problem": "t1", "method": "sdpo", "run_id": "r", "step": 1, "attempt": 1, "seed": 0, "response_tokens": 9,
          "verdict": "valid", "score": 1.0, "infra": 0, "proof": output()}])
-    code = cli.main(["--run-dir", str(tmp_path / "run"), "--data", str(data), "--project", str(project),
-                     "--tool", "lean4checker", "--tool-command", str(paths["lean4checker"]),
-                     "--lake", str(paths["lake"])])
+    code = cli.main(["--run-dir", str(tmp_path / "run"), "--data", str(data), "--recheck-project", str(project),
+                     "--recheck-tool", "lean4checker", "--recheck-command", str(paths["lean4checker"]),
+                     "--recheck-lake", str(paths["lake"])])
     assert code == 0
     out = tmp_path / "run" / "sdpo" / "t1" / "attempts.recheck.jsonl"
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
@@ -322,26 +328,46 @@ def test_cli_attempt_log_with_parquet_problems_exits_zero_when_all_confirmed(rec
 def test_cli_usage_errors_name_the_fix(recheck_tools, tmp_path, capsys):
     project = recheck_tools[1]
     log = _write_log(tmp_path / "a.jsonl", [])
-    assert cli.main(["--log", str(log), "--project", str(tmp_path / "nowhere"), "--tool", "lean4checker"]) == 2
+    lean4checker = ["--recheck-tool", "lean4checker"]
+    assert cli.main(["--log", str(log), "--recheck-project", str(tmp_path / "nowhere"), *lean4checker]) == 2
     assert "no lakefile" in capsys.readouterr().err
-    assert cli.main(["--run-dir", str(tmp_path / "empty"), "--project", str(project), "--tool", "lean4checker"]) == 2
+    assert cli.main(["--run-dir", str(tmp_path / "empty"), "--recheck-project", str(project), *lean4checker]) == 2
     assert "no input" in capsys.readouterr().err
+    assert cli.main(["--log", str(log), *lean4checker]) == 2
+    assert capsys.readouterr().err.startswith("error: pass --recheck-project DIR (")
+    assert cli.main(["--log", str(log), "--recheck-project", str(project), "--recheck-lib", "bad-name"]) == 2
+    assert "recheck_lib must be a Lean module name component" in capsys.readouterr().err
+    assert cli.main(["--log", str(log), "--recheck-project", str(project), "--recheck-tool", "comparator",
+                     "--recheck-workers", "2"]) == 2
+    assert "recheck_workers must be at least 1, and 1 for comparator" in capsys.readouterr().err
     (project / "lakefile.toml").write_text('name = "ws"\n')
-    assert cli.main(["--log", str(log), "--project", str(project), "--tool", "comparator"]) == 2
+    assert cli.main(["--log", str(log), "--recheck-project", str(project), "--recheck-tool", "comparator"]) == 2
     assert 'globs = ["SdpoRecheck.+"]' in capsys.readouterr().err
     missing = tmp_path / "missing.jsonl"
-    assert cli.main(["--log", str(missing), "--data", str(tmp_path / "x.parquet"), "--project", str(project),
-                     "--tool", "lean4checker"]) == 2
+    assert cli.main(["--log", str(missing), "--data", str(tmp_path / "x.parquet"), "--recheck-project", str(project),
+                     "--recheck-tool", "lean4checker"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: no such file: {missing}, {tmp_path / 'x.parquet'}") and "Traceback" not in err
+
+
+def test_cli_flags_are_the_recheck_options_of_the_reports():
+    """One home for the re-check settings: the offline CLI's flags are the report CLIs' `--recheck-*` flags, and
+    unset they give RecheckOptions' defaults (one timeout default for the strict mode, the reports and this CLI)."""
+    from sdpo_eval.report_recheck import add_report_flags
+
+    ours, report = cli._parser(), argparse.ArgumentParser()
+    add_report_flags(report)
+    recheck_flags = {a.option_strings[0] for a in report._actions if a.option_strings[0].startswith("--recheck-")}
+    assert recheck_flags == {a.option_strings[0] for a in ours._actions if a.option_strings[0].startswith("--recheck-")}
+    assert from_flags(RecheckOptions, ours.parse_args([]), skip=("strict_recheck",)) == RecheckOptions()
 
 
 def test_cli_default_tool_command_is_the_tools_binary_on_path(recheck_tools, tmp_path):
     paths, project = recheck_tools
     gt = {"formal_statement": STATEMENT, "name": "t1", "header": HEADER}
     log = _write_log(tmp_path / "v.jsonl", [{**gt, "output": output(), "verdict": "valid", "score": 1.0, "infra": 0}])
-    assert cli.main(["--log", str(log), "--project", str(project), "--tool", "safeverify",
-                     "--lake", str(paths["lake"])]) == 0
+    assert cli.main(["--log", str(log), "--recheck-project", str(project), "--recheck-tool", "safeverify",
+                     "--recheck-lake", str(paths["lake"])]) == 0
     (row,) = [json.loads(line) for line in (tmp_path / "v.recheck.jsonl").read_text().splitlines()]
     assert row["status"] == "confirmed" and row["message"] == "SafeVerify check passed."
 
@@ -351,7 +377,7 @@ def test_cli_an_out_it_cannot_write_is_one_error_before_any_tool_runs(recheck_to
     log = _write_log(tmp_path / "a.jsonl", [])
     blocker = tmp_path / "a_file"
     blocker.write_text("kept")
-    assert cli.main(["--log", str(log), "--project", str(project), "--tool", "lean4checker",
+    assert cli.main(["--log", str(log), "--recheck-project", str(project), "--recheck-tool", "lean4checker",
                      "--out", str(blocker / "r.jsonl")]) == 2
     assert capsys.readouterr().err == (f"error: --out {blocker / 'r.jsonl'}: {blocker} is a file, so no folder can be "
                                        "made there (choose another path)\n")

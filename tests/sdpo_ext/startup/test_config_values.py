@@ -16,6 +16,11 @@ from tests.recipes.test_recipes import compose_recipe
 SDPO = "actor_rollout_ref.actor.sdpo"
 
 
+def doc(cls: type, name: str) -> str:
+    """The one-line doc of a field (its `option`), which a wrong type's message repeats."""
+    return next(f.metadata["doc"] for f in dataclasses.fields(cls) if f.name == name)
+
+
 @pytest.fixture(autouse=True)
 def _env(monkeypatch, tmp_path):
     monkeypatch.setenv("SDPO_TOY_DATA_DIR", str(tmp_path / "toy"))
@@ -24,7 +29,7 @@ def _env(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("value, words", [
-    ("abc", f"{SDPO}.alpha=abc: expected a number (default 0.5)"),
+    ("abc", f"{SDPO}.alpha=abc: expected a number (default 0.5; {doc(SDPOConfig, 'alpha')})"),
     ("2.0", f"{SDPO}.alpha=2.0: must be in [0, 1], got 2.0"),
 ])
 def test_a_wrong_sdpo_value_is_in_the_one_message_with_the_machines_problems(value, words):
@@ -42,9 +47,11 @@ def test_the_recipes_as_written_have_no_wrong_value():
 def test_nested_blocks_and_the_run_block_are_checked_and_their_rules_keep_their_messages():
     problems = config_value_problems(compose_recipe("sdpo_toy_lean", (
         f"{SDPO}.teacher.update_rate=fast", f"{SDPO}.reprompt.max_reprompt_len=0", "sdpo.ttrl.max_attempts=lots")))
-    assert problems == [f"{SDPO}.teacher.update_rate=fast: expected a number (default 0.05)",
+    assert problems == [f"{SDPO}.teacher.update_rate=fast: expected a number (default 0.05; r of the ema and "
+                        "trust_region teachers, in [0, 1])",
                         f"{SDPO}.reprompt.max_reprompt_len=0: max_reprompt_len must be >= 1, got 0",
-                        "sdpo.ttrl.max_attempts=lots: expected a whole number or null (default null)"]
+                        "sdpo.ttrl.max_attempts=lots: expected a whole number or null (default null; "
+                        f"{doc(TTRLConfig, 'max_attempts')})"]
     (problem,) = config_value_problems(compose_recipe("sdpo_toy_lean", (f"{SDPO}.distillation_mode=token",)))
     assert problem.startswith(f"{SDPO}.distillation_mode=token: ") and problem.endswith(f"set {SDPO}.alpha=1.0")
 
