@@ -56,6 +56,7 @@ from sdpo_ext.startup.attention import attention_problems
 from sdpo_ext.startup.config_values import config_value_problems
 from sdpo_ext.startup.preflight import data_problems, generation_prompt, gpu_problems, model_problems, visible_gpus
 from sdpo_ext.startup.small_host import TooFewCPUsError, check_cpu_budget
+from sdpo_ext.startup.timeline import mark
 
 PLUGIN_NAMESPACES = ("sdpo", "actor_rollout_ref.actor.sdpo", "data.sdpo_ttrl", "hydra")
 # Keys verl reads but leaves out of its generated defaults (model_engine is a defaults-list choice).
@@ -317,9 +318,11 @@ class StartupChecks(Callback):
 def _stop_on_problems(config: DictConfig) -> None:
     # Hydra 1.3 turns a callback's Exception into a warning and runs the job anyway; SystemExit is no Exception, so
     # it stops the run here, with the message on stderr and exit code 1.
+    mark("preflight_start")
     problems = startup_problems(config)
     if problems:
         raise SystemExit(problems_message(problems))
+    mark("preflight_done")
 
 
 def problems_message(problems: list[str]) -> str:

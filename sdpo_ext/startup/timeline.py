@@ -6,7 +6,9 @@ Ray forwards every actor's stdout to the driver's, so a run's stdout.log holds t
 trainer) and of the worker processes together; `bench/ttrl/startup_table.py` turns them, with the launch time the
 runner recorded, into seconds since launch per phase. The phases, in the order verl 0.9.1's v1 trainer reaches them:
 
-    trainer_init        SDPOTrainer.__init__: python, Ray and the TaskRunner actor are up
+    preflight_start     the driver: Python, verl and Hydra's composition are done; the start-up checks begin
+    preflight_done      the start-up checks passed (`sdpo_ext.startup.checks`); Ray starts next
+    trainer_init        SDPOTrainer.__init__: Ray and the TaskRunner actor are up
     resource_pools      tokenizer and dataloader built; the worker group is about to be created
     actor_model_start   worker: init_model begins (the worker process is up, its imports done)
     actor_model_ready   worker: model loaded and wrapped (FSDP), optimizer built
@@ -21,8 +23,8 @@ import os
 import time
 
 MARK = "sdpo_lean/startup"
-PHASES = ("trainer_init", "resource_pools", "actor_model_start", "actor_model_ready", "init_done", "train_begin",
-          "first_rollout_done", "first_step_done")
+PHASES = ("preflight_start", "preflight_done", "trainer_init", "resource_pools", "actor_model_start",
+          "actor_model_ready", "init_done", "train_begin", "first_rollout_done", "first_step_done")
 _seen: set[str] = set()
 
 

@@ -306,3 +306,20 @@ def test_a_runs_checks_come_before_its_folder_and_a_multiruns_with_each_job(monk
                   lambda: callback.on_job_start(OmegaConf.create({"hydra": {"mode": RunMode.MULTIRUN}}))):
         with pytest.raises(SystemExit, match="found 1 problem"):
             start()
+
+
+def test_the_checks_mark_their_start_and_a_passed_check_its_end(monkeypatch, capsys):
+    """The start-up table reads preflight_start/preflight_done (sdpo_ext.startup.timeline): the time from launch to
+    the checks is Python, verl and Hydra; from their end to trainer_init, Ray and the TaskRunner."""
+    from omegaconf import OmegaConf
+
+    from sdpo_ext.startup import timeline
+
+    monkeypatch.setattr(timeline, "_seen", set())
+    monkeypatch.setattr(startup_checks, "startup_problems", lambda cfg: ["NotEnoughGPUs: no"])
+    with pytest.raises(SystemExit):
+        startup_checks.StartupChecks().on_run_start(OmegaConf.create({}))
+    monkeypatch.setattr(startup_checks, "startup_problems", lambda cfg: [])
+    startup_checks.StartupChecks().on_run_start(OmegaConf.create({}))
+    marks = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith(timeline.MARK)]
+    assert marks == ["preflight_start", "preflight_done"]
