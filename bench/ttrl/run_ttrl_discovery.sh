@@ -65,8 +65,10 @@ start_run() {  # <run dir> <task> <method> <seed> <problems> <budget> <--keep-go
   echo "$cmd" > "$dir/command.txt"
   echo "{\"launched_at\": $(date +%s.%N), \"config\": \"$config\", \"start\": \"$start_as\"}" > "$dir/launch.json"
   (start=$(date +%s)
-   # verl's file logger: every step's metrics (sdpo_lean/ttrl_* among them) as JSON lines
-   VERL_FILE_LOGGER_PATH=$dir/metrics.jsonl eval timeout "$RUN_TIMEOUT" "${prefix[*]@Q}" "$cmd" \
+   # verl's file logger: every step's metrics (sdpo_lean/ttrl_* among them) as JSON lines. verl's Ray runtime env
+   # sets VLLM_LOGGING_LEVEL=WARN unless the launching shell sets it (constants_ppo.get_ppo_ray_runtime_env), which
+   # hid vLLM's start-up lines (weights, engine init, compile, CUDA graphs) from the start-up table on 2026-12-06
+   VLLM_LOGGING_LEVEL=INFO VERL_FILE_LOGGER_PATH=$dir/metrics.jsonl eval timeout "$RUN_TIMEOUT" "${prefix[*]@Q}" "$cmd" \
      >> "$dir/stdout.log" 2>&1 < /dev/null
    rc=$?
    echo "{\"returncode\": $rc, \"wall_s\": $(( $(date +%s) - start ))}" > "$dir/status.json"
