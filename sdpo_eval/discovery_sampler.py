@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, VllmEngine, load_engine
 from sdpo_eval.launch import finished
@@ -175,6 +176,7 @@ class RecipeSampling:
     n: int
     reward_fn: RewardFn
     reprompt_cfg: Any
+    reward_problems: tuple[str, ...] = ()   # what the reward's own `preflight(reward_kwargs)` reports
 
 
 def from_recipe(recipe: str, problems: Sequence[str], overrides: Sequence[str] = ()) -> RecipeSampling:
@@ -195,7 +197,19 @@ def from_recipe(recipe: str, problems: Sequence[str], overrides: Sequence[str] =
                             max_new_tokens=int(data["max_response_length"]), seed=0)
     return RecipeSampling(model=str(cfg["actor_rollout_ref"]["model"]["path"]), rows=rows, params=params,
                           n=int(rollout["n"]), reward_fn=get_custom_reward_fn(OmegaConf.create(cfg)),
-                          reprompt_cfg=RepromptConfig(**{k: v for k, v in reprompt.items() if k != "_target_"}))
+                          reprompt_cfg=RepromptConfig(**{k: v for k, v in reprompt.items() if k != "_target_"}),
+                          reward_problems=tuple(reward_preflight(cfg)))
+
+
+def reward_preflight(cfg: dict[str, Any]) -> list[str]:
+    """The recipe's reward module's own `preflight(reward_kwargs)`, as the training pre-flight calls it (the Lean
+    reward asks its backend, in seconds); [] when the module defines none. Run before any model loads: a sampler
+    whose proofs cannot be checked would only generate."""
+    from verl.utils.import_utils import load_module  # how verl loads the reward function's module
+
+    function = (cfg.get("reward") or {}).get("custom_reward_function") or {}
+    preflight = getattr(load_module(str(function["path"])), "preflight", None) if function.get("path") else None
+    return list(preflight(dict(function.get("reward_kwargs") or {}))) if preflight else []
 
 
 def parse_runs(text: str) -> list[tuple[str, int]]:
@@ -276,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         message = str(e)
         print(message if message.startswith("error:") else f"error: {message}", file=sys.stderr)
         return 2
+    if cli_checks.report(setting.reward_problems):   # before any model loads: nothing would be judged
+        return 3
     engine = _engine(setting.model, from_flags(EngineOptions, args), args.vllm_kv_cache_bytes)
     results = run_all(setting, engine, runs, args.budget, out_dir, not args.keep_going,
                       tokenizer=getattr(engine, "tokenizer", None))

@@ -105,7 +105,7 @@ def run_set(model: str, problems: Sequence[str], budget: int, out_dir: Path, met
             elif finished(run_dir) and not force:
                 rc = 0
             else:
-                if not checked and run_checks.TRAINER_MODULE in command:   # the sampler makes its own checks
+                if not checked and run_checks.TRAINER_MODULE in command:   # the sampler checks its reward itself
                     run_checks.stop_on_preflight(command)
                     checked = True
                 set_aside_unresumable_log(run_dir)

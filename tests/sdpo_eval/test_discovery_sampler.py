@@ -171,3 +171,31 @@ def test_the_toy_lean_recipe_judges_round_after_round_on_one_repl_and_closes_it(
         judge.close()
     assert [r["verdict"] for r in first + second] == ["valid", "lean_error", "lean_error", "valid"]
     assert "unsolved goals" in first[1]["feedback"] and not any(r.get("infra") for r in first + second)
+
+
+def test_a_lean_backend_that_does_not_answer_stops_the_sampler_before_any_model_loads(tmp_path, monkeypatch, capsys):
+    """The reward's own preflight (the training pre-flight's) runs before the engine: with no Kimina server the
+    sampler exits 3 naming the backend, instead of generating proofs nothing can check."""
+    from sdpo_data.toy_lean import write
+    from sdpo_eval import discovery_sampler
+
+    write(tmp_path)
+    monkeypatch.setenv("SDPO_TOY_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("SDPO_DEMO_MODEL", str(tmp_path / "model"))
+    assert discovery_sampler.from_recipe("sdpo_toy_lean", ["toy_add_7_5"]).reward_problems == ()   # the REPL double
+
+    def no_engine(*args):
+        raise AssertionError("the engine was loaded")
+
+    monkeypatch.setattr(discovery_sampler, "_engine", no_engine)
+    rc = discovery_sampler.main(["--recipe", "sdpo_toy_lean", "--problems", "toy_add_7_5", "--budget", "8",
+                                 "--runs", "best_of_k:1", "--out-dir", str(tmp_path / "out"), "--",
+                                 "reward.custom_reward_function.reward_kwargs.backend=kimina",
+                                 "++reward.custom_reward_function.reward_kwargs.url=http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert rc == 3 and "error:" in err and "127.0.0.1:9" in err
+    # an override that does not compose is a usage error naming Hydra's fix, not a traceback
+    rc = discovery_sampler.main(["--recipe", "sdpo_toy_lean", "--problems", "toy_add_7_5", "--budget", "8",
+                                 "--runs", "best_of_k:1", "--out-dir", str(tmp_path / "out"), "--",
+                                 "reward.custom_reward_function.reward_kwargs.no_such_key=1"])
+    assert rc == 2 and "To append to your config use +" in capsys.readouterr().err
