@@ -11,7 +11,8 @@
 Verification goes through `reward.lean.score.verify_many` (Lean backend options: `--reward-kwarg key=value`,
 e.g. backend=repl). Infrastructure results (infra=1: server down, timeouts after retries) are never
 failures: they are left out of pass@k denominators, do not consume discovery attempts, and are
-counted separately. pass@k re-checks each valid sample out of process against the reference statement before it
+counted separately; a pass@k run with any sample left without a verdict exits 1, and `--resume` draws and judges
+those samples again. pass@k re-checks each valid sample out of process against the reference statement before it
 counts (`sdpo_eval.report_recheck`; settings `--reward-kwarg recheck_project=DIR`, `recheck_tool=comparator|safeverify`,
 `recheck_command=...`): a rejected one is a cheat (judged, not valid), one without a verdict is unverified (left out
 like infra, exit 1); `--no-recheck` skips it and the report says so. Best-of-k's first successes are re-checked by the
@@ -92,12 +93,13 @@ PASSK_CHUNK = 16  # problems sampled, verified and logged together: what a stopp
 
 
 def _logged_samples(path: str | None, seed: int) -> dict[tuple[str, str], dict[str, Any]]:
-    """(problem, sample_key) -> record of the pass@k samples an attempt log already holds for base seed `seed`."""
+    """(problem, sample_key) -> record of the pass@k samples an attempt log already holds judged for base seed
+    `seed`. An infra record is left out, so a resumed run draws that sample again (same seed) and judges it."""
     if not path or not Path(path).is_file():
         return {}
     records = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     return {(r["problem"], r["sample_key"]): r for r in records
-            if r.get("method") == "sampling" and r.get("seed") == seed and r.get("sample_key")}
+            if r.get("method") == "sampling" and r.get("seed") == seed and r.get("sample_key") and not r.get("infra")}
 
 
 def pass_at_k_report(
@@ -339,7 +341,21 @@ def main(argv: list[str] | None = None) -> int:
     failed = unverified_error(report["recheck"], "--reward-kwarg recheck_*") if "recheck" in report else None
     if failed:
         print(failed, file=sys.stderr)
-    return 1 if failed else 0
+    unjudged = infra_error(report, args.attempt_log)
+    if unjudged:
+        print(unjudged, file=sys.stderr)
+    return 1 if failed or unjudged else 0
+
+
+def infra_error(report: dict[str, Any], attempt_log: str | None) -> str | None:
+    """The `error:` line of a pass@k run whose samples did not all get a verdict (infra: the backend failed or timed
+    out after its retries), naming how to judge them; None when every sample was judged or for best-of-k."""
+    if not report.get("infra_samples"):
+        return None
+    how = ("run the same command again with --resume: it draws and judges only those" if attempt_log else
+           "with --attempt-log LOG, a later --resume draws and judges only those")
+    return (f"error: {report['infra_samples']} of {report['samples']} samples got no verdict (infrastructure: the "
+            f"Lean backend failed or timed out); pass@k above leaves them out ({how})")
 
 
 def _report_recheck(args: argparse.Namespace, reward_kwargs: dict[str, Any]) -> ReportRecheck | None:

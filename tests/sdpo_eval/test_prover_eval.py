@@ -145,9 +145,12 @@ def test_cli_passk_writes_json(data, fake_verifier, monkeypatch, tmp_path, capsy
     out = tmp_path / "passk.json"
     assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--k", "1,4",
                              "--reward-kwarg", "backend=repl", "--reward-kwarg", f"repl_command={FAKE_REPL}",
-                             "--reward-kwarg", "timeout_s=30", "--out", str(out), "--no-recheck"]) == 0
+                             "--reward-kwarg", "timeout_s=30", "--out", str(out), "--no-recheck"]) == 1
     assert fake_verifier[0][1] == {"backend": "repl", "repl_command": FAKE_REPL, "timeout_s": 30}
-    assert "infra samples (excluded): 2 / 12" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "infra samples (excluded): 2 / 12" in printed.out
+    # two samples got no verdict: the report is written, and the exit code and message say how to judge them
+    assert "2 of 12 samples got no verdict" in printed.err and "--attempt-log LOG, a later --resume" in printed.err
     assert json.loads(out.read_text())["pass_at_k"]["4"]["problems"] == 2
 
 
@@ -272,3 +275,19 @@ def test_cli_refuses_an_output_it_cannot_write_before_any_model_loads(data, monk
     err = capsys.readouterr().err
     assert err.startswith(f"error: {flag} {blocker / 'out.json'}: {blocker} is a file") and "Traceback" not in err
     assert blocker.read_text() == "kept"
+
+
+def test_passk_resume_judges_again_what_infrastructure_left_unjudged(data, fake_verifier, tmp_path):
+    """flaky's first two samples were infra: a resumed run draws those two again (same seeds) and judges them; the
+    judged samples are read from the log, not drawn."""
+    problems = prover_eval.load_problems([data])
+    log = tmp_path / "attempts.jsonl"
+    first = prover_eval.pass_at_k_report(problems, SeedEngine(SCRIPT), SamplingParams(seed=0), n=4, ks=[1],
+                                         reward_kwargs={}, attempt_log=str(log), recheck=None)
+    assert first["infra_samples"] == 2 and "2 of 12 samples got no verdict" in prover_eval.infra_error(first, None)
+    engine = SeedEngine({**SCRIPT, "flaky": lambda s: "GOOD" if s in (0, 3) else "bad"})   # the backend is back
+    resumed = prover_eval.pass_at_k_report(problems, engine, SamplingParams(seed=0), n=4, ks=[1],
+                                           reward_kwargs={}, attempt_log=str(log), resume=True, recheck=None)
+    assert sorted(engine.seen) == [("flaky", 0), ("flaky", 1)] and resumed["infra_samples"] == 0
+    assert {p["name"]: (p["judged"], p["valid"]) for p in resumed["problems"]}["flaky"] == (4, 2)
+    assert prover_eval.infra_error(resumed, str(log)) is None
