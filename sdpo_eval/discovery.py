@@ -269,16 +269,20 @@ def discovery_report(
 
 def paired_differences(by_method: dict[str, dict[str, list[tuple]]], common: Sequence[str], budget: int,
                        n_boot: int, seed: int) -> dict[str, dict[str, float] | None]:
-    """{"<method> - <baseline>": paired discovery@budget difference (`stats.paired_discovery_difference`)} for
-    every method against each baseline it ran beside. As on the curves, a run cut before the budget without a
-    success is left out of its problem's fraction (and a problem none of whose runs is known, out of the pair)."""
-    from sdpo_eval.stats import paired_discovery_difference
+    """{"<method> - <baseline>": paired discovery@budget difference (`stats.paired_discovery_difference`) with its
+    curve over k = 1..budget (`stats.paired_discovery_curves`: "curve", "low", "high")} for every method against
+    each baseline it ran beside. As on the curves, a run cut before the budget without a success is left out of its
+    problem's fraction (and a problem none of whose runs is known, out of the pair)."""
+    from sdpo_eval.stats import paired_discovery_curves, paired_discovery_difference
 
     out = {}
     for baseline in (b for b in BASELINES if b in by_method):
         for method in sorted(m for m in by_method if m != baseline):
             runs = [[by_method[m][p] for p in common] for m in (method, baseline)]
-            out[f"{method} - {baseline}"] = paired_discovery_difference(*runs, budget, n_boot=n_boot, seed=seed)
+            at_budget = paired_discovery_difference(*runs, budget, n_boot=n_boot, seed=seed)
+            curve, low, high = paired_discovery_curves(*runs, range(1, budget + 1), n_boot=n_boot, seed=seed)
+            out[f"{method} - {baseline}"] = None if at_budget is None else \
+                {**at_budget, "curve": curve, "low_curve": low, "high_curve": high}
     return out
 
 

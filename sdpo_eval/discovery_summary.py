@@ -33,6 +33,7 @@ def attempts_to_match(curve: list[float], target: float) -> int | None:
 
 
 BASELINES = ("best_of_k", "reprompt")
+PAIRED_CURVE_KEYS = ("curve", "low_curve", "high_curve")   # the report's paired curves, which the summary leaves out
 
 
 def covered(report: dict[str, Any], a: str, b: str) -> int:
@@ -57,7 +58,9 @@ def summary(report: dict[str, Any], task: str, call: str) -> dict[str, Any]:
             methods[method][f"attempts_to_match_{baseline}"] = match
             methods[method][f"match_{baseline}_within"] = k
             if method != baseline:
-                methods[method][f"difference_vs_{baseline}"] = report["paired"][f"{method} - {baseline}"]
+                paired = report["paired"][f"{method} - {baseline}"]
+                methods[method][f"difference_vs_{baseline}"] = paired and {key: value for key, value in paired.items()
+                                                                           if key not in PAIRED_CURVE_KEYS}
     return {"task": task, "call": call, "budget": report["budget"], "problems": report["problems"],
             "covered_k": report["covered_k"], "covered_k_pairs": report["covered_k_pairs"], "methods": methods}
 
@@ -84,17 +87,21 @@ def first_success_table(report: dict[str, Any]) -> str:
 
 
 def plot_report(report: dict[str, Any], path: Path) -> None:
-    """Plot discovery@k of every method with its bootstrap band into `path` (PNG)."""
+    """Plot into `path` (PNG) discovery@k of every method with its bootstrap band and, beside it when a baseline ran,
+    each other method's paired difference to the first baseline (`report["paired"]`) with its band."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ks = list(range(1, report["budget"] + 1))
-    fig, ax = plt.subplots(figsize=(6, 4))
+    baseline = next((b for b in BASELINES if b in report["methods"]), None)
+    fig, axes = plt.subplots(1, 2 if baseline else 1, figsize=(11 if baseline else 6, 4), squeeze=False)
+    ax, colors = axes[0][0], {}
     for method, row in report["methods"].items():
         label = f"{method} ({row['solved_runs']}/{row['runs']} runs solved)"
         line, = ax.step(ks, row["curve"], where="post", label=label)
+        colors[method] = line.get_color()
         ax.fill_between(ks, row["low"], row["high"], step="post", alpha=0.2, color=line.get_color())
     ax.set_xscale("log", base=2)
     ax.set_xlabel("attempts k")
@@ -102,7 +109,24 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
     ax.set_ylim(0, 1)
     ax.set_title(f"{len(report['problems'])} problems, 95% bootstrap over problems")
     ax.legend(loc="upper left", fontsize=8)
+    if baseline:
+        _plot_paired(axes[0][1], report, baseline, ks, colors)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _plot_paired(ax: Any, report: dict[str, Any], baseline: str, ks: list[int], colors: dict[str, str]) -> None:
+    for method in report["methods"]:
+        paired = report.get("paired", {}).get(f"{method} - {baseline}")
+        if not paired:
+            continue
+        ax.step(ks, paired["curve"], where="post", color=colors[method], label=method)
+        ax.fill_between(ks, paired["low_curve"], paired["high_curve"], step="post", alpha=0.2, color=colors[method])
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("attempts k")
+    ax.set_ylabel(f"discovery@k minus {baseline}'s")
+    ax.set_title(f"paired per problem, against {baseline} (95% bootstrap)")
+    ax.legend(loc="upper left", fontsize=8)

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from statistics import NormalDist
 from typing import Sequence
 
@@ -136,6 +137,21 @@ def bootstrap_discovery(runs_by_problem: Sequence[Sequence[Run]], ks: Sequence[i
     alpha = (1 - confidence) / 2
     low, high = np.nanquantile(curves, [alpha, 1 - alpha], axis=0)
     return [float(x) for x in low], [float(x) for x in high]
+
+
+def paired_discovery_curves(runs_a: Sequence[Sequence[Run]], runs_b: Sequence[Sequence[Run]], ks: Sequence[int],
+                            n_boot: int = 2000, confidence: float = 0.95,
+                            seed: int = 0) -> tuple[list[float], list[float], list[float]]:
+    """discovery@k of a minus b at every k, paired per problem: (value, low, high), the mean over the problems both
+    know at k of the per-problem difference of `discovery_matrix`, with percentile-bootstrap bands resampling
+    problems (NaN where no problem is known to both)."""
+    diff = discovery_matrix(runs_a, ks) - discovery_matrix(runs_b, ks)
+    draws = _nanmean_rows(diff[np.random.default_rng(seed).integers(0, diff.shape[0], size=(n_boot, diff.shape[0]))])
+    alpha = (1 - confidence) / 2
+    with warnings.catch_warnings():   # a k no problem is known at gives NaN, as the value does
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanquantile(draws, [alpha, 1 - alpha], axis=0)
+    return [float(x) for x in _nanmean_rows(diff)], [float(x) for x in low], [float(x) for x in high]
 
 
 def paired_discovery_difference(runs_a: Sequence[Sequence[Run]], runs_b: Sequence[Sequence[Run]], k: int,

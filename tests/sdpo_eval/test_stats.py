@@ -10,6 +10,7 @@ from sdpo_eval.stats import (
     discovery_curve,
     discovery_matrix,
     paired_difference_interval,
+    paired_discovery_curves,
     paired_discovery_difference,
     wilson_interval,
 )
@@ -75,3 +76,15 @@ def test_paired_discovery_difference_pairs_problems_and_leaves_out_what_a_cut_ru
     same = paired_discovery_difference(a, a, 10, n_boot=50)
     assert (same["value"], same["low"], same["high"], same["share_at_or_below_0"]) == (0.0, 0.0, 0.0, 1.0)
     assert paired_discovery_difference([[(None, 2)]], [[(1, 1)]], 5) is None
+
+
+def test_paired_discovery_curves_agree_with_the_difference_at_each_k_and_are_nan_where_nothing_is_known():
+    a = [[(2, 2)], [(9, 9)], [(None, 3)], [(None, 10)]]
+    b = [[(1, 1)], [(None, 10)], [(4, 4)], [(None, 10)]]
+    value, low, high = paired_discovery_curves(a, b, [1, 8, 10], n_boot=400, seed=0)
+    assert value[0] == pytest.approx(-1 / 4)   # k = 1: b solved p0, a did not; every run is known at 1
+    for k, v in zip([8, 10], value[1:]):
+        assert v == pytest.approx(paired_discovery_difference(a, b, k, n_boot=400, seed=0)["value"])
+    assert all(lo <= v <= hi for lo, v, hi in zip(low, value, high))
+    never = paired_discovery_curves([[(None, 2)]], [[(1, 1)]], [1, 5], n_boot=20)
+    assert never[0][0] == -1.0 and all(math.isnan(x) for x in (never[0][1], never[1][1], never[2][1]))
