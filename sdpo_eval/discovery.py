@@ -367,7 +367,7 @@ def _launch_runs(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI (module docstring); returns the exit code."""
-    from sdpo_eval.discovery_summary import first_success_table, plot_report
+    from sdpo_eval.discovery_summary import first_success_table, paired_lines, plot_report
 
     parser = _parser()
     args = parser.parse_args(argv)
@@ -396,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     for method, row in report["methods"].items():
         marks = ", ".join(f"@{k}={v['value']:.2f}" for k, v in row["discovery_at"].items())
         print(f"{method}: {marks}")
+    for line in paired_lines(report):
+        print(line)
     print(f"{report_recheck.summary_line(checked)}\nwrote {prefix}.json, {prefix}.png and {prefix}.md")
     failed = report_recheck.unverified_error(checked, "--recheck-project/--recheck-command/--recheck-timeout-s")
     if failed:

@@ -65,6 +65,21 @@ def summary(report: dict[str, Any], task: str, call: str) -> dict[str, Any]:
             "covered_k": report["covered_k"], "covered_k_pairs": report["covered_k_pairs"], "methods": methods}
 
 
+def paired_lines(report: dict[str, Any]) -> list[str]:
+    """One line per baseline: each other method's paired discovery@B difference to it with its 95% interval, e.g.
+    `paired @128 against best_of_k: grpo +0.03 [-0.13, +0.16], srpo +0.14 [+0.01, +0.25]`."""
+    lines = []
+    for baseline in (b for b in BASELINES if b in report["methods"]):
+        cells = []
+        for method in report["methods"]:
+            paired = report["paired"].get(f"{method} - {baseline}")
+            if paired:
+                cells.append(f"{method} {paired['value']:+.2f} [{paired['low']:+.2f}, {paired['high']:+.2f}]")
+        if cells:
+            lines.append(f"paired @{report['budget']} against {baseline}: " + ", ".join(cells))
+    return lines
+
+
 def _cell(firsts: list[int | None]) -> str:
     return " / ".join("-" if f is None else str(f) for f in firsts)
 

@@ -13,7 +13,7 @@ import sdpo_eval.launch as launch
 import sdpo_eval.run_checks as run_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_eval.discovery_set import SET_METHODS, run_set, set_command
-from sdpo_eval.discovery_summary import attempts_to_match, first_success_table, summary
+from sdpo_eval.discovery_summary import attempts_to_match, first_success_table, paired_lines, summary
 from sdpo_ext.ttrl.problem_set import TTRLSet
 
 
@@ -156,6 +156,9 @@ def test_discovery_at_k_from_set_runs_hand_computed(set_logs):
     # paired on the 4 problems at k = 16: sdpo 2.5/4, best-of-k 0.5/4
     assert (versus["k"], versus["problems"], versus["value"]) == (budget, 4, pytest.approx(0.5))
     assert versus["low"] < 0.5 < versus["high"] and "difference_vs_best_of_k" not in short["methods"]["best_of_k"]
+    assert set(versus) == {"k", "value", "low", "high", "share_at_or_below_0", "problems"}   # curves: report only
+    (line,) = paired_lines(report)
+    assert line.startswith(f"paired @{budget} against best_of_k: sdpo +0.50 [")
     assert short["methods"]["best_of_k"]["attempts_to_match_best_of_k"] == 12
     assert attempts_to_match([0.0, 0.1], 0.0) is None and attempts_to_match([0.0, 0.1], 0.2) is None
 
