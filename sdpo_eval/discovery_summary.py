@@ -1,5 +1,5 @@
-"""A discovery report (`sdpo_eval.discovery.discovery_report`) as a plot (discovery@k with its bootstrap band), a table
-of first successes, and the summary JSON the bench results keep (issue 32's schema):
+"""A discovery report (`sdpo_eval.discovery_curves.discovery_report`) as a plot (discovery@k with its bootstrap band),
+a table of first successes, and the summary JSON the bench results keep (issue 32's schema):
 
     {"task", "call", "budget": B, "problems": [...],
      "methods": {<method>: {"seeds": [...], "discovery_at": {"<k>": {"value", "low", "high"}},

@@ -6,8 +6,8 @@
 A chunk is what one call brought back (its ttrl_discovery_raw.tar.gz, unpacked): runs/<task>/<method>/seed<s>/ with
 attempts.jsonl and, once the process ended, status.json; problems_<task>.txt names the task's problems. A run cut by
 the call's or the machine's end still counts: every attempt it judged is in its log, and the report reads each
-problem's runs only as far as they got (`sdpo_eval.discovery.discovery_report`: unsolved runs are censored past the
-attempts they made, and `covered_k` says up to which k every compared method is known).
+problem's runs only as far as they got (`sdpo_eval.discovery_curves.discovery_report`: unsolved runs are censored
+past the attempts they made, and `covered_k` says up to which k every compared method is known).
 
 The merge takes, for each run, the copy that got furthest (finished before cut; then the most judged attempts), and
 records in coverage.json how far each got: {"in": {run: {chunk, finished, returncode, attempts: {problem: judged},

@@ -75,7 +75,7 @@ def read_log(paths) -> list[dict]:
 
 def report(run_dir: Path, budget: int, base_rate_files: list[Path], call: str, out: Path, n_boot: int,
            coverage: Path | None = None) -> dict:
-    from sdpo_eval.discovery import discovery_report
+    from sdpo_eval.discovery_curves import discovery_report
     from sdpo_eval.discovery_summary import first_success_table, plot_report, summary
 
     logs = sorted(run_dir.rglob("attempts.jsonl"))

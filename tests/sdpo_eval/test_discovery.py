@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import sdpo_eval.discovery as discovery
+import sdpo_eval.discovery_curves as discovery_curves
 import sdpo_eval.launch as launch
 
 
@@ -180,7 +181,7 @@ def synthetic_log() -> list[dict]:
 
 
 def test_report_values_hand_computed():
-    report = discovery.discovery_report(synthetic_log(), budget=8, n_boot=200)
+    report = discovery_curves.discovery_report(synthetic_log(), budget=8, n_boot=200)
     assert report["problems"] == ["p1", "p2", "p3"] and report["left_out"]["sdpo"] == ["p4"]
     sdpo, grpo, bok = (report["methods"][m]["curve"] for m in ("sdpo", "grpo", "best_of_k"))
     assert sdpo == pytest.approx([0, 1 / 3, 1 / 3, 1 / 3, 2 / 3, 2 / 3, 2 / 3, 2 / 3])
@@ -193,7 +194,7 @@ def test_report_values_hand_computed():
     for row in report["methods"].values():
         assert all(lo <= c + 1e-12 and c <= hi + 1e-12 for lo, c, hi in zip(row["low"], row["curve"], row["high"]))
     with pytest.raises(ValueError, match="every method"):
-        discovery.discovery_report([record("a", "x", "r", 1, 0), record("b", "y", "r", 1, 0)], budget=4)
+        discovery_curves.discovery_report([record("a", "x", "r", 1, 0), record("b", "y", "r", 1, 0)], budget=4)
 
 
 def test_report_cli_writes_png_and_json(tmp_path, capsys):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import sdpo_eval.discovery as discovery
+import sdpo_eval.discovery_curves as discovery_curves
 import sdpo_eval.launch as launch
 import sdpo_eval.run_checks as run_checks
 from sdpo_attempts.log import AttemptLog
@@ -123,8 +124,8 @@ def set_logs(tmp_path):
 
 def test_discovery_at_k_from_set_runs_hand_computed(set_logs):
     run_dir, budget = set_logs
-    report = discovery.discovery_report(discovery.read_attempts(sorted(run_dir.rglob("attempts.jsonl"))), budget,
-                                        n_boot=500)
+    records = discovery_curves.read_attempts(sorted(run_dir.rglob("attempts.jsonl")))
+    report = discovery_curves.discovery_report(records, budget, n_boot=500)
     sdpo, bok = report["methods"]["sdpo"], report["methods"]["best_of_k"]
     assert report["problems"] == ["p1", "p2", "p3", "p4"] and sdpo["seeds"] == [1, 2] and sdpo["runs"] == 8
     assert sdpo["first_success"] == {"p1": [3, 5], "p2": [9, None], "p3": [None, None], "p4": [16, 2]}
@@ -172,8 +173,8 @@ def test_a_cut_run_counts_as_far_as_it_got_and_the_comparison_says_which_k_it_co
     for problem, solved_at in {"p1": 2, "p2": None, "p3": None, "p4": 7}.items():  # cut after 10 of 16 attempts
         log.record(1, [{"problem": problem, "response_tokens": 5, "verdict": "x", "score": float(a == solved_at),
                         "infra": 0.0} for a in range(1, (solved_at or 10) + 1)])
-    report = discovery.discovery_report(discovery.read_attempts(sorted(run_dir.rglob("attempts.jsonl"))), budget,
-                                        n_boot=100)
+    records = discovery_curves.read_attempts(sorted(run_dir.rglob("attempts.jsonl")))
+    report = discovery_curves.discovery_report(records, budget, n_boot=100)
     reprompt = report["methods"]["reprompt"]
     assert reprompt["reached"] == {"p1": budget, "p2": 10, "p3": 10, "p4": budget}
     assert report["covered_k"] == 10
@@ -215,8 +216,8 @@ def test_a_relaunched_run_without_a_checkpoint_does_not_add_its_first_try_to_the
 
     monkeypatch.setattr(launch.subprocess, "run", fake_run)
     run_set("m", ["p1", "p2"], 8, tmp_path, ["sdpo"], [1])
-    records = discovery.read_attempts(sorted(tmp_path.rglob("attempts.jsonl")))
-    assert discovery.runs_by_method(records, 8)["sdpo"] == {"p1": [(None, 8)], "p2": [(5, 8)]}
+    records = discovery_curves.read_attempts(sorted(tmp_path.rglob("attempts.jsonl")))
+    assert discovery_curves.runs_by_method(records, 8)["sdpo"] == {"p1": [(None, 8)], "p2": [(5, 8)]}
     assert [p.read_text() for p in run_dir.glob("attempts.jsonl.*")] == [crashed]  # kept aside, not read
 
 
