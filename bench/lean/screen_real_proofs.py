@@ -7,13 +7,15 @@ Each source of SOURCES is one archive (or JSONL) file of a public repository at 
 `git --git-dir <mirror of the repo> show <commit>:<path> > bench/lean/raw/<owner>+<name>/<path>`. A missing file is
 reported and skipped. Every proof was checked by its authors, so each is an honest proof.
 
-A proof is paired with the dataset row of its theorem's name (`/work/shared/data` minif2f/proofnet, the statements the
-reward checks): the proof file, as a model's ```lean4 block, goes through `screen` with the row's statement and
-header, `build_check`, the REPL double's Lean (`lean_env.testing.semantics`: every command elaborates, `#print axioms`
-answers as Lean does) and `judge`. So every refusal comes from the screen or from the judge's layout checks (check
-and audit lines located and answered as for an honest proof), never from Lean. A proof whose own copy of the
-statement differs from the dataset's (another miniF2F revision) is counted as `statement_differs` and then checked
-against its own statement and its own header (the file's leading import/set_option/open lines).
+A source is a zip of proof files or of LeanDojo proof-search results (JSON), a JSONL file of statement + proof rows, a
+folder of proof files, or a file of many theorems (each proved one is a proof). A proof is paired with the dataset row
+of its theorem's name (`/work/shared/data` minif2f/proofnet, the statements the reward checks): the proof file, as a
+model's ```lean4 block, goes through `screen` with the row's statement and header, `build_check`, the REPL double's
+Lean (`lean_env.testing.semantics`: every command elaborates, `#print axioms` answers as Lean does) and `judge`. So
+every refusal comes from the screen or from the judge's layout checks (check and audit lines located and answered as
+for an honest proof), never from Lean. A proof whose own copy of the statement differs from the dataset's (another
+miniF2F revision) is counted as `statement_differs` and then checked against its own statement and its own header
+(the file's leading import/set_option/open lines).
 """
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ class Source:
     commit: str
     path: str          # the archive, JSONL file or folder in the repository
     member: str = r"\.lean$"   # which archive members are proofs
+    many: bool = False         # each file of the folder holds many theorems (`member`: which files)
 
 
 SOURCES = (
@@ -70,6 +73,12 @@ SOURCES = (
            "4ef51ead9124f32ad141e8bc1ff025143ab781ed", "MiniF2F"),
     Source("mathlib-archive-imo", "human-written IMO solutions (Mathlib Archive)", "xinhjBrant/mathlib4",
            "2f65ba7f1a9144b20c8e7358513548e317d26de1", "Archive/Imo"),
+    # issue 53: LeanDojo proof-search results (JSON in a zip) and a file of many theorems
+    Source("internlm2-minif2f-test", "InternLM2-Math-7B/20B, InternLM2-Math-Plus-7B/20B (LeanDojo search)",
+           "InternLM/InternLM-Math", "eaead17b7b95670f0592f5b818080fb6762f3fdf", "minif2f/output.zip",
+           r"_minif2f_test/results__.*\.json$"),
+    Source("lean-dojo-mew-minif2f", "human-written miniF2F proofs (Lean 3 miniF2F, ported)", "rah4927/lean-dojo-mew",
+           "d00c776260c77de7e70125ef0cd119de6c0ff1de", "MiniF2F", r"(Test|Validation)\.lean$", many=True),
 )
 
 
@@ -77,10 +86,13 @@ def _proofs(src: Source, raw: Path, test: list[dict]) -> list[tuple[str, str]]:
     """(member id, the proof file's text) of one source; [] when its file is not under `raw`. A folder holds `.lean`
     proof files, or `<i>/<model>/<attempt>.txt` tactic blocks (at column 0) proving miniF2F test problem i (`test`,
     in dataset order): the checked file was that row's statement, a line break and the block (the source's eval
-    notebook)."""
+    notebook); with `many`, files of many theorems (`_theorems`). A zip whose `member` pattern ends in `json$` holds
+    LeanDojo search results (`_searched`)."""
     file = raw / src.repo.replace("/", "+") / src.path
     if not file.exists():
         return []
+    if src.many:
+        return [p for f in sorted(file.iterdir()) if re.search(src.member, f.name) for p in _theorems(f)]
     if file.is_dir() and not any(file.glob("*/*/*.txt")):   # one proof file per `.lean` file
         return sorted((str(p.relative_to(file)), p.read_text("utf-8")) for p in file.rglob("*.lean"))
     if file.is_dir():
@@ -90,8 +102,28 @@ def _proofs(src: Source, raw: Path, test: list[dict]) -> list[tuple[str, str]]:
         rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
         return [(r["name"], r["formal_statement"] + r["formal_proof"]) for r in rows]
     with zipfile.ZipFile(io.BytesIO(file.read_bytes())) as z:
-        return sorted((n, z.read(n).decode("utf-8")) for n in z.namelist()
-                      if re.search(src.member, n) and "__MACOSX" not in n)
+        members = sorted((n, z.read(n).decode("utf-8")) for n in z.namelist()
+                         if re.search(src.member, n) and "__MACOSX" not in n)
+    return [p for n, text in members for p in _searched(n, text)] if src.member.endswith("json$") else members
+
+
+def _searched(member: str, text: str) -> list[tuple[str, str]]:
+    """The proofs a LeanDojo proof search found (`results[].attempt_results[]` with `success`; `proof` is the list of
+    tactics or their lines): LeanDojo ran the tactics one by one on the theorem of `example.statement`, so the checked
+    proof is that statement, `:= by` and the tactics indented under it."""
+    def block(proof: str | list[str]) -> str:
+        lines = "\n".join(proof).splitlines() if isinstance(proof, list) else proof.splitlines()
+        return "".join(f"  {line}\n" for line in lines)
+    return [(f"{member}:{r['example']['full_name']}", r["example"]["statement"] + " := by\n" + block(a["proof"]))
+            for r in json.loads(text)["results"] for a in r["attempt_results"] if a["success"]]
+
+
+def _theorems(file: Path) -> list[tuple[str, str]]:
+    """The proved theorems of a file of many (`theorem` at column 0 up to the next): those whose block says `sorry`
+    are unproved statements and left out. Departure (from the file as checked): Mathport's `#align` line after each
+    theorem is dropped; it is the file's alignment note, not part of the theorem's proof."""
+    blocks = re.split(r"\n(?=theorem )", file.read_text("utf-8"))[1:]
+    return [(f"{file.name}:{b.split()[1]}", re.sub(r"(?m)^#align .*\n?", "", b)) for b in blocks if "sorry" not in b]
 
 
 def _dataset() -> tuple[dict[str, dict], list[dict]]:

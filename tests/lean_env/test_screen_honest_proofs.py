@@ -245,3 +245,21 @@ def test_boolean_pp_options_are_allowed_in_the_models_section(option):
 def test_pp_options_that_are_not_boolean_are_refused(option):
     r = _screen(f"set_option {option}\n{SIG} := by\n  subst h\n  norm_num")
     assert not r.ok and r.verdict is F, r.reason
+
+
+@pytest.mark.parametrize("proof", [
+    "\n  by\n  subst h\n  norm_num",                # Mathport's layout: `by` on its own line, tactics at its column
+    "\n  by\n  have h₂ : x = 2; exact h\n  subst h₂; norm_num",   # tactics joined by `;`
+])
+def test_mathports_by_on_its_own_line_is_part_of_the_proof(proof):
+    """The ported miniF2F proofs (rah4927/lean-dojo-mew, 85 in `screen_real_proofs.py`) all take this layout."""
+    r = _screen(f"{SIG} :={proof}")
+    assert r.ok, r.reason
+    assert r.proof.rstrip().endswith("norm_num")
+
+
+@pytest.mark.parametrize("proof", ["\n  by\n  native_decide", "\n  by\n  norm_num\n#eval 1",
+                                   "\n  by\n  norm_num; exact?"])
+def test_mathports_layout_does_not_hide_a_cheat(proof):
+    r = _screen(f"{SIG} :={proof}")
+    assert not r.ok and r.verdict is F, r.reason
