@@ -73,7 +73,7 @@ SOURCES = (
            "4ef51ead9124f32ad141e8bc1ff025143ab781ed", "MiniF2F"),
     Source("mathlib-archive-imo", "human-written IMO solutions (Mathlib Archive)", "xinhjBrant/mathlib4",
            "2f65ba7f1a9144b20c8e7358513548e317d26de1", "Archive/Imo"),
-    # issue 53: LeanDojo proof-search results (JSON in a zip) and a file of many theorems
+    # 2026-12-06: LeanDojo proof-search results (JSON in a zip) and a file of many theorems
     Source("internlm2-minif2f-test", "InternLM2-Math-7B/20B, InternLM2-Math-Plus-7B/20B (LeanDojo search)",
            "InternLM/InternLM-Math", "eaead17b7b95670f0592f5b818080fb6762f3fdf", "minif2f/output.zip",
            r"_minif2f_test/results__.*\.json$"),
