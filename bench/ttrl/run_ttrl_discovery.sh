@@ -45,7 +45,12 @@ CUT_OVERRIDES=(+ray_kwargs.ray_init.include_dashboard=false ray_kwargs.ray_init.
 # Runs share the one GPU and its host (bench/common/side_by_side.sh): 4k-token micro-batches, plus the job's batch shape.
 SIDE_BY_SIDE_TOKENS=4096
 . "$(dirname "$0")/../common/side_by_side.sh"   # SIDE_BY_SIDE overrides, ISOLATE / ISOLATE_OK, private_tmp
-SHARED=("${SIDE_BY_SIDE[@]}" actor_rollout_ref.rollout.n=$N data.dataloader_num_workers=0 trainer.n_gpus_per_node=1)
+# free_cache_engine=False: vLLM never sleeps between rollouts. Its sleep asserts that the GPU's free memory grew
+# ("Memory usage increased after sleeping"), which other runs allocating on the same card can break: it ended SRPO
+# seed 4 at step 4 on 2026-12-06. Awake, a run keeps its 2 GB KV cache and the model's weights during the update
+# (verl 0.9.1 then syncs weights without resuming them: engine_workers.update_weights); not yet run on a GPU.
+SHARED=("${SIDE_BY_SIDE[@]}" actor_rollout_ref.rollout.n=$N data.dataloader_num_workers=0 trainer.n_gpus_per_node=1
+        actor_rollout_ref.rollout.free_cache_engine=False)
 run_tmp() {  # run name -> its private /tmp, with links to the shared folders a run reads
   private_tmp "$DISC_DIR/tmp/$1" "$(basename "$SDPO_DEMO_MODEL")" "$(basename "$SDPO_DEMO_DATA_DIR")" \
     "$(basename "$SDPO_TOY_DATA_DIR")" "$(basename "$DISC_DIR")"
