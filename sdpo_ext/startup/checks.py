@@ -6,6 +6,7 @@
    in verl's defaults that lacks it. Free-form mappings (defaults `{}`/null, e.g. override_config, reward_kwargs)
    accept anything; the plugin's own namespaces are listed in PLUGIN_NAMESPACES, and their typed blocks (a mapping
    with a `_target_` dataclass) are checked against that dataclass's fields (`plugin_unknown_keys`).
+   `ray_kwargs.ray_init` takes `ray.init`'s keyword arguments (verl passes the block to it).
 2. verl settings that the SDPO loss would silently ignore or misread (`sdpo_setting_errors`). SDPO's loss is the
    distillation term alone (plus, with `sdpo.grpo_weight` > 0, verl's PPO loss), and the reference slot holds the
    teacher, not the initial policy. So:
@@ -69,11 +70,12 @@ VERL_SECTION_ALIASES = {"actor_rollout_ref.ref.optim": "actor_rollout_ref.actor.
 RAY_INIT_BLOCK = "ray_kwargs.ray_init"
 
 
-def ray_init_keywords() -> list[str]:
+@lru_cache(maxsize=1)
+def ray_init_keywords() -> tuple[str, ...]:
     """The keyword arguments `ray.init` takes (its `**kwargs` are Ray's private `_name` options)."""
     import ray
 
-    return [name for name in inspect.signature(ray.init).parameters if name != "kwargs"]
+    return tuple(name for name in inspect.signature(ray.init).parameters if name != "kwargs")
 
 
 def _aliased(path: str) -> str:
