@@ -15,6 +15,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from lean_env import cli_checks
+
 # panel name -> (verl metric key, title)
 CURVES: dict[str, tuple[str, str]] = {
     "reward": ("critic/score/mean", "training reward (mean score)"),
@@ -83,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="PNG to write")
     parser.add_argument("--title", default=None, help="plot title (default: the file names)")
     args = parser.parse_args(argv)
+    if cli_checks.report([cli_checks.output_problem(args.out, "--out")]):
+        return 2
     runs = {}
     for path in args.files:
         if not path.is_file():

@@ -283,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.budget < 1:
             raise ValueError(f"error: --budget must be >= 1, got {args.budget}")
         out_dir = args.out_dir.expanduser()
+        unwritable = cli_checks.output_problem(out_dir, "--out-dir", folder=True)
+        if unwritable:
+            raise ValueError(unwritable)
         out_dir.mkdir(parents=True, exist_ok=True)
         problems = [p.strip() for p in args.problems.split(",") if p.strip()]
         setting = from_recipe(args.recipe, problems, args.overrides)

@@ -64,3 +64,13 @@ def test_a_jsonl_that_is_not_a_logger_file_is_one_error_line(tmp_path, capsys):
     assert main([str(other), "--out", str(tmp_path / "c.png")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {other}:1: not a verl file-logger record") and not (tmp_path / "c.png").exists()
+
+
+def test_an_out_it_cannot_write_is_one_error_line_before_any_run_is_read(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("kept")
+    out = blocker / "curves.png"
+    assert main([str(tmp_path / "absent.jsonl"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (f"error: --out {out}: {blocker} is a file, so no folder can be made there "
+                                       "(choose another path)\n")
+    assert blocker.read_text() == "kept"

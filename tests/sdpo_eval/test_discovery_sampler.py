@@ -199,3 +199,15 @@ def test_a_lean_backend_that_does_not_answer_stops_the_sampler_before_any_model_
                                  "--runs", "best_of_k:1", "--out-dir", str(tmp_path / "out"), "--",
                                  "reward.custom_reward_function.reward_kwargs.no_such_key=1"])
     assert rc == 2 and "To append to your config use +" in capsys.readouterr().err
+
+
+def test_an_out_dir_that_cannot_be_made_is_one_error_line_before_the_recipe_composes(tmp_path, capsys):
+    from sdpo_eval import discovery_sampler
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("kept")
+    rc = discovery_sampler.main(["--recipe", "sdpo_demo", "--problems", "p", "--budget", "8", "--runs", "best_of_k:1",
+                                 "--out-dir", str(blocker / "out")])
+    assert rc == 2 and capsys.readouterr().err == (f"error: --out-dir {blocker / 'out'}: {blocker} is a file, so no "
+                                                   "folder can be made there (choose another path)\n")
+    assert blocker.read_text() == "kept"
