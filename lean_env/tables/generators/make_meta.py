@@ -21,20 +21,12 @@ one of these names and an `open`/`namespace` of a namespace that holds one.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections import Counter
 from pathlib import Path
 
 from lean_env.tables.generators.lean_source import namespaces
-from lean_env.tables.generators.make_tables import (
-    _closure,
-    _git,
-    _read_tree,
-    add_source_arguments,
-    source_packages,
-    write_names,
-)
+from lean_env.tables.generators.make_tables import add_source_arguments, closure_sources, source_packages, write_names
 from lean_env.tables.generators.source_lexemes import lexemes
 
 SEEDS = frozenset({"MetaM", "TacticM", "TermElabM", "CommandElabM", "CoreM", "MacroM", "AttrM", "SimpM", "DelabM",
@@ -88,23 +80,9 @@ def meta_declarations(modules: dict[str, tuple[str, str]]) -> dict[str, str]:
 
 def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> tuple[dict[str, str], list[str]]:
     """(meta-level names with their sources, header lines) of the import closure of the Mathlib commit plus core's."""
-    manifest = json.loads(_git(mathlib, "show", f"{commit}:lake-manifest.json"))
-    full = _git(mathlib, "rev-parse", commit).strip()
-    header = [f"-- mathlib {full} (Lean {_git(mathlib, 'show', f'{commit}:lean-toolchain').strip()})"]
-    modules: dict[str, tuple[str, str]] = {}
-    for p in sorted(manifest["packages"], key=lambda p: p["name"]):
-        if p["name"] in packages:
-            header.append(f"-- {p['name']} {p['url']} {p['rev']}")
-            for path, text in _read_tree(packages[p["name"]], p["rev"]).items():
-                modules.setdefault(path[:-5].replace("/", "."), (p["name"], text))
-    for path, text in _read_tree(mathlib, full).items():
-        modules[path[:-5].replace("/", ".")] = ("mathlib", text)
-    scanned = _closure({m: text for m, (_, text) in modules.items()})
-    header.append(f"-- {len(scanned)} modules scanned: the import closure of Mathlib, Aesop")
-    names = meta_declarations({m: modules[m] for m in scanned})
-    lines = core.read_text(encoding="utf-8").splitlines()
-    header += [ln for ln in lines if ln.startswith("--") and not ln.startswith("-- format")]
-    names.update({ln.split("\t")[0]: "core" for ln in lines if ln and not ln.startswith("--")})
+    header, modules, core_rows = closure_sources(mathlib, commit, packages, core)
+    names = meta_declarations(modules)
+    names.update({row.split("\t")[0]: "core" for row in core_rows})
     return names, header
 
 

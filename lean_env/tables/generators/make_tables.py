@@ -215,6 +215,29 @@ def source_packages(args: argparse.Namespace) -> dict[str, Path]:
     return {k: Path(v) for k, _, v in (p.partition("=") for p in args.package)}
 
 
+def closure_sources(mathlib: Path, commit: str, packages: dict[str, Path],
+                    core: Path) -> tuple[list[str], dict[str, tuple[str, str]], list[str]]:
+    """What make_meta and make_tactics scan: (header lines naming the sources, {module: (package, text)} of the
+    import closure of the Mathlib commit and its `packages`, in closure order, the data lines of the `core` table).
+    The header ends with the core table's own comment lines (its format line left out)."""
+    manifest = json.loads(_git(mathlib, "show", f"{commit}:lake-manifest.json"))
+    full = _git(mathlib, "rev-parse", commit).strip()
+    header = [f"-- mathlib {full} (Lean {_git(mathlib, 'show', f'{commit}:lean-toolchain').strip()})"]
+    modules: dict[str, tuple[str, str]] = {}
+    for p in sorted(manifest["packages"], key=lambda p: p["name"]):
+        if p["name"] in packages:
+            header.append(f"-- {p['name']} {p['url']} {p['rev']}")
+            for path, text in _read_tree(packages[p["name"]], p["rev"]).items():
+                modules.setdefault(path[:-5].replace("/", "."), (p["name"], text))
+    for path, text in _read_tree(mathlib, full).items():
+        modules[path[:-5].replace("/", ".")] = ("mathlib", text)
+    scanned = _closure({m: text for m, (_, text) in modules.items()})
+    header.append(f"-- {len(scanned)} modules scanned: the import closure of Mathlib, Aesop")
+    lines = core.read_text(encoding="utf-8").splitlines()
+    header += [ln for ln in lines if ln.startswith("--") and not ln.startswith("-- format")]
+    return header, {m: modules[m] for m in scanned}, [ln for ln in lines if ln and not ln.startswith("--")]
+
+
 def write_names(out: Path, header: list[str], format_line: str, names: dict[str, str]) -> None:
     """`out`: the header lines, the format line, then `<name>\t<value>` for every name, sorted."""
     rows = [f"{n}\t{names[n]}" for n in sorted(names)]

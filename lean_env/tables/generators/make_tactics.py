@@ -14,16 +14,13 @@ Output lines are `<name>\\t<scope>`, sorted, after `--` header lines naming the 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from lean_env.tables.generators.lean_source import declarations, parser_definitions
 from lean_env.tables.generators.make_tables import (
     _IDENT_LIKE,
-    _closure,
-    _git,
-    _read_tree,
     add_source_arguments,
+    closure_sources,
     source_packages,
     write_names,
 )
@@ -46,23 +43,9 @@ def tactic_names(texts: list[str]) -> dict[str, str]:
 
 def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> tuple[dict[str, str], list[str]]:
     """(tactic names, header lines) of the import closure of the Mathlib commit, plus core's (`core`)."""
-    manifest = json.loads(_git(mathlib, "show", f"{commit}:lake-manifest.json"))
-    full = _git(mathlib, "rev-parse", commit).strip()
-    header = [f"-- mathlib {full} (Lean {_git(mathlib, 'show', f'{commit}:lean-toolchain').strip()})"]
-    modules: dict[str, str] = {}
-    for p in sorted(manifest["packages"], key=lambda p: p["name"]):
-        if p["name"] in packages:
-            header.append(f"-- {p['name']} {p['url']} {p['rev']}")
-            for path, text in _read_tree(packages[p["name"]], p["rev"]).items():
-                modules.setdefault(path[:-5].replace("/", "."), text)
-    for path, text in _read_tree(mathlib, full).items():
-        modules[path[:-5].replace("/", ".")] = text
-    scanned = _closure(modules)
-    header.append(f"-- {len(scanned)} modules scanned: the import closure of Mathlib, Aesop")
-    names = tactic_names([modules[m] for m in scanned])
-    lines = core.read_text(encoding="utf-8").splitlines()
-    header += [ln for ln in lines if ln.startswith("--") and not ln.startswith("-- format")]
-    for name, _, scope in (ln.partition("\t") for ln in lines if ln and not ln.startswith("--")):
+    header, modules, core_rows = closure_sources(mathlib, commit, packages, core)
+    names = tactic_names([text for _, text in modules.values()])
+    for name, _, scope in (row.partition("\t") for row in core_rows):
         if names.get(name) != "global":
             names[name] = scope
     return names, header
