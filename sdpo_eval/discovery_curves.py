@@ -77,21 +77,22 @@ def discovery_report(
 
 
 def paired_differences(by_method: dict[str, dict[str, list[tuple]]], common: Sequence[str], budget: int,
-                       n_boot: int, seed: int) -> dict[str, dict[str, float] | None]:
-    """{"<method> - <baseline>": paired discovery@budget difference (`stats.paired_discovery_difference`) with its
-    curve over k = 1..budget (`stats.paired_discovery_curves`: "curve", "low", "high")} for every method against
-    each baseline it ran beside. As on the curves, a run cut before the budget without a success is left out of its
-    problem's fraction (and a problem none of whose runs is known, out of the pair)."""
-    from sdpo_eval.stats import paired_discovery_curves, paired_discovery_difference
+                       n_boot: int, seed: int) -> dict[str, dict[str, Any] | None]:
+    """{"<method> - <baseline>": the paired difference (`stats.paired_discovery`) at the budget ("k", "value", "low",
+    "high", "share_at_or_below_0", "problems") with its curve over k = 1..budget ("curve", "low_curve",
+    "high_curve"); None when no problem is known to both} for every method against each baseline it ran beside. As
+    on the curves, a run cut before the budget without a success is left out of its problem's fraction."""
+    from sdpo_eval.stats import paired_discovery
 
-    out = {}
+    out: dict[str, dict[str, Any] | None] = {}
     for baseline in (b for b in BASELINES if b in by_method):
         for method in sorted(m for m in by_method if m != baseline):
             runs = [[by_method[m][p] for p in common] for m in (method, baseline)]
-            at_budget = paired_discovery_difference(*runs, budget, n_boot=n_boot, seed=seed)
-            curve, low, high = paired_discovery_curves(*runs, range(1, budget + 1), n_boot=n_boot, seed=seed)
-            out[f"{method} - {baseline}"] = None if at_budget is None else \
-                {**at_budget, "curve": curve, "low_curve": low, "high_curve": high}
+            paired = paired_discovery(*runs, range(1, budget + 1), n_boot=n_boot, seed=seed)
+            at_budget = {key: values[-1] for key, values in paired.items()}
+            out[f"{method} - {baseline}"] = None if not at_budget["problems"] else {
+                "k": budget, **at_budget, "curve": paired["value"], "low_curve": paired["low"],
+                "high_curve": paired["high"]}
     return out
 
 

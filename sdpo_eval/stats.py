@@ -139,35 +139,21 @@ def bootstrap_discovery(runs_by_problem: Sequence[Sequence[Run]], ks: Sequence[i
     return [float(x) for x in low], [float(x) for x in high]
 
 
-def paired_discovery_curves(runs_a: Sequence[Sequence[Run]], runs_b: Sequence[Sequence[Run]], ks: Sequence[int],
-                            n_boot: int = 2000, confidence: float = 0.95,
-                            seed: int = 0) -> tuple[list[float], list[float], list[float]]:
-    """discovery@k of a minus b at every k, paired per problem: (value, low, high), the mean over the problems both
-    know at k of the per-problem difference of `discovery_matrix`, with percentile-bootstrap bands resampling
-    problems (NaN where no problem is known to both)."""
+def paired_discovery(runs_a: Sequence[Sequence[Run]], runs_b: Sequence[Sequence[Run]], ks: Sequence[int],
+                     n_boot: int = 2000, confidence: float = 0.95, seed: int = 0) -> dict[str, list[float]]:
+    """discovery@k of a minus b at every k of `ks`, paired per problem: {"value", "low", "high",
+    "share_at_or_below_0", "problems"}, one entry per k. value: the mean over the problems both know at k of the
+    per-problem difference of `discovery_matrix`; low/high: its percentile-bootstrap interval, resampling problems
+    (one draw for both methods, as `bootstrap_discovery` resamples); share: of the draws at or below 0; problems: how
+    many both know at k (0: value, interval and share are NaN)."""
     diff = discovery_matrix(runs_a, ks) - discovery_matrix(runs_b, ks)
     draws = _nanmean_rows(diff[np.random.default_rng(seed).integers(0, diff.shape[0], size=(n_boot, diff.shape[0]))])
     alpha = (1 - confidence) / 2
     with warnings.catch_warnings():   # a k no problem is known at gives NaN, as the value does
         warnings.simplefilter("ignore", RuntimeWarning)
         low, high = np.nanquantile(draws, [alpha, 1 - alpha], axis=0)
-    return [float(x) for x in _nanmean_rows(diff)], [float(x) for x in low], [float(x) for x in high]
-
-
-def paired_discovery_difference(runs_a: Sequence[Sequence[Run]], runs_b: Sequence[Sequence[Run]], k: int,
-                                n_boot: int = 2000, confidence: float = 0.95,
-                                seed: int = 0) -> dict[str, float] | None:
-    """discovery@k of a minus b on the same problems, paired: the per-problem difference of the solved-within-k
-    fractions (`discovery_matrix`), averaged over the problems both know at k, with a percentile-bootstrap interval
-    resampling problems (the same draw for both methods) and the share of draws <= 0. None if no problem is known
-    to both at k."""
-    a = discovery_matrix(runs_a, [k])[:, 0]
-    b = discovery_matrix(runs_b, [k])[:, 0]
-    diff = (a - b)[~(np.isnan(a) | np.isnan(b))]
-    if diff.size == 0:
-        return None
-    draws = diff[np.random.default_rng(seed).integers(0, diff.size, size=(n_boot, diff.size))].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(draws, [alpha, 1 - alpha])
-    return {"k": k, "value": float(diff.mean()), "low": float(low), "high": float(high),
-            "share_at_or_below_0": float(np.mean(draws <= 0)), "problems": int(diff.size)}
+        # a draw that is 0 in exact arithmetic (the fractions are multiples of 1/runs) may come out as ±1e-17
+        share = np.nanmean(np.where(np.isnan(draws), np.nan, draws <= 1e-9), axis=0)
+    return {"value": [float(x) for x in _nanmean_rows(diff)], "low": [float(x) for x in low],
+            "high": [float(x) for x in high], "share_at_or_below_0": [float(x) for x in share],
+            "problems": [int(n) for n in (~np.isnan(diff)).sum(axis=0)]}

@@ -10,8 +10,7 @@ from sdpo_eval.stats import (
     discovery_curve,
     discovery_matrix,
     paired_difference_interval,
-    paired_discovery_curves,
-    paired_discovery_difference,
+    paired_discovery,
     wilson_interval,
 )
 
@@ -64,6 +63,17 @@ def test_bootstrap_band_brackets_curve_and_is_degenerate_when_all_equal():
     assert bootstrap_discovery(same, [1, 2], n_boot=50) == ([0.0, 1.0], [0.0, 1.0])
 
 
+def paired_discovery_difference(runs_a, runs_b, k, **kwargs):
+    """`paired_discovery` at one k, as the report keeps it at the budget (None: no problem known to both)."""
+    paired = paired_discovery(runs_a, runs_b, [k], **kwargs)
+    return {"k": k, **{key: values[0] for key, values in paired.items()}} if paired["problems"][0] else None
+
+
+def paired_discovery_curves(runs_a, runs_b, ks, **kwargs):
+    paired = paired_discovery(runs_a, runs_b, ks, **kwargs)
+    return paired["value"], paired["low"], paired["high"]
+
+
 def test_paired_discovery_difference_pairs_problems_and_leaves_out_what_a_cut_run_does_not_know():
     # a solves p0 (at 2) and p1 (at 9); b solves p0 at 1 only; p2: a's run cut after 3 attempts (unknown at k=8)
     a = [[(2, 2)], [(9, 9)], [(None, 3)], [(None, 10)]]
@@ -88,3 +98,21 @@ def test_paired_discovery_curves_agree_with_the_difference_at_each_k_and_are_nan
     assert all(lo <= v <= hi for lo, v, hi in zip(low, value, high))
     never = paired_discovery_curves([[(None, 2)]], [[(1, 1)]], [1, 5], n_boot=20)
     assert never[0][0] == -1.0 and all(math.isnan(x) for x in (never[0][1], never[1][1], never[2][1]))
+
+
+def test_the_share_at_or_below_0_counts_draws_that_are_0_in_exact_arithmetic():
+    """Per-problem differences are multiples of 1/runs, so many bootstrap means are exactly 0; floating-point sums
+    make some of them ±1e-17. The share must count each exact 0, as an exact (Fraction) oracle over the same draws."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    def runs(solved: int) -> list:   # 5 runs, `solved` of them at attempt 1
+        return [(1, 1)] * solved + [(None, 4)] * (5 - solved)
+
+    a_solved, b_solved = [3, 1, 4, 0, 2, 5, 1, 3], [1, 3, 0, 4, 2, 1, 5, 3]
+    a, b = [runs(s) for s in a_solved], [runs(s) for s in b_solved]
+    diffs = [Fraction(x - y, 5) for x, y in zip(a_solved, b_solved)]
+    picks = np.random.default_rng(0).integers(0, len(diffs), size=(500, len(diffs)))
+    exact = sum(sum(diffs[i] for i in row) <= 0 for row in picks) / 500
+    assert paired_discovery(a, b, [4], n_boot=500, seed=0)["share_at_or_below_0"] == [pytest.approx(exact)]
