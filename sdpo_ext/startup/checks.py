@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib
 import inspect
 import io
 from collections.abc import Callable, Iterator, Mapping
@@ -54,7 +53,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from sdpo_ext.startup.attention import attention_problems
-from sdpo_ext.startup.config_values import config_value_problems
+from sdpo_ext.startup.config_values import config_value_problems, target_dataclass
 from sdpo_ext.startup.preflight import data_problems, generation_prompt, gpu_problems, model_problems, visible_gpus
 from sdpo_ext.startup.small_host import TooFewCPUsError, check_cpu_budget
 from sdpo_ext.startup.timeline import mark
@@ -142,12 +141,8 @@ def unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:
 
 def _dataclass_fields(target: Any) -> list[str] | None:
     """The fields of the dataclass a `_target_` names (None: not an importable dataclass)."""
-    module, _, name = str(target).rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError, ValueError):
-        return None
-    return [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else None
+    cls = target_dataclass(str(target))
+    return [f.name for f in dataclasses.fields(cls)] if cls is not None else None
 
 
 def plugin_unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:

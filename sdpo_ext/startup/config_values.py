@@ -26,7 +26,8 @@ ROOTS = {"actor_rollout_ref.actor.sdpo": "sdpo_ext.config.SDPOConfig", "sdpo": "
 _KIND_TEXT = {float: "a number", int: "a whole number", bool: "true or false", str: "a string", list: "a list"}
 
 
-def _class(target: str) -> type | None:
+def target_dataclass(target: str) -> type | None:
+    """The dataclass a `_target_` names (`module.Class`), None when it is not an importable dataclass."""
     module, _, name = target.rpartition(".")
     try:
         cls = getattr(importlib.import_module(module), name)
@@ -97,7 +98,7 @@ def block_problems(path: str, node: Mapping[str, Any], cls: type, root: str) -> 
         hint, key = hints[name], f"{path}.{name}"
         inner = [a for a in (typing.get_args(hint) or (hint,)) if dataclasses.is_dataclass(a)]
         if inner and isinstance(value, Mapping):
-            nested = _class(str(value["_target_"])) if "_target_" in value else inner[0]
+            nested = target_dataclass(str(value["_target_"])) if "_target_" in value else inner[0]
             problems += block_problems(key, value, nested or inner[0], root)
         elif inner and value is not None:
             problems.append(f"{key}={_show(value)}: expected a block of {inner[0].__name__} fields")
@@ -125,7 +126,7 @@ def config_value_problems(config: DictConfig) -> list[str]:
             block = OmegaConf.to_container(node, resolve=True)
         except Exception:  # noqa: BLE001 - an interpolation that does not resolve: Hydra names it at run start
             continue
-        cls = _class(str(block.get("_target_", default)))
+        cls = target_dataclass(str(block.get("_target_", default)))
         if cls is not None:
             problems += block_problems(root, block, cls, root)
     return problems
