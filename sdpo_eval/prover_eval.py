@@ -353,7 +353,8 @@ def infra_error(report: dict[str, Any], attempt_log: str | None) -> str | None:
     if not report.get("infra_samples"):
         return None
     how = ("run the same command again with --resume: it draws and judges only those" if attempt_log else
-           "with --attempt-log LOG, a later --resume draws and judges only those")
+           "this run kept no attempt log: with --attempt-log LOG a run keeps its samples, and a later --resume with "
+           "the same LOG draws and judges only the unjudged ones")
     return (f"error: {report['infra_samples']} of {report['samples']} samples got no verdict (infrastructure: the "
             f"Lean backend failed or timed out); pass@k above leaves them out ({how})")
 
