@@ -21,7 +21,7 @@ from sdpo_ext.loss.distill_weights import TOKEN_WEIGHTINGS
 from sdpo_ext.loss.routing import VARIANTS
 from sdpo_ext.teacher.reprompt import RepromptConfig
 from sdpo_ext.teacher.weights import TEACHER_MODES
-from sdpo_ext.ttrl.modes import TTRL_SPLITS, ttrl_mode
+from sdpo_ext.ttrl.modes import PROTOCOLS, TTRL_SPLITS, ttrl_mode
 from sdpo_options.flags import block, option
 
 DISTILLATION_MODES = ("topk", "full", "token")
@@ -151,7 +151,10 @@ class TTRLConfig(BaseConfig):
 
     At most one of theorem, theorems and split; none of them: full-dataset training. With `theorems`, each step's
     prompts are drawn from the problems still open (`sdpo_ext.ttrl.problem_set`); give the key with a leading `+`
-    where the task part does not list it. The recipes' miniF2F-test is their val split. The task part sets
+    where the task part does not list it. `protocol` says how a set is trained (`sdpo_ext.ttrl.modes.PROTOCOLS`):
+    `shared`, every problem at once in one model (set-TTRL); `single`, one problem at a time, each from the initial
+    state, as a fresh `theorem=` run would train it (the seed's and the SDPO authors' discovery protocol), one
+    start-up for the whole queue (`sdpo_ext.ttrl.queue`). The recipes' miniF2F-test is their val split. The task part sets
     `max_attempts` (None here: no budget given, which TTRL refuses).
 
     This block is TTRL's one channel: the task parts pick their TTRL settings through the rules of
@@ -164,6 +167,8 @@ class TTRLConfig(BaseConfig):
     split: Optional[str] = option(None, "train | val: every problem of data.train_files / data.val_files")
     stop_on_success: bool = option(True, "a problem retires after the step with its first valid proof (TTRL only)")
     max_attempts: Optional[int] = option(None, "attempt budget of each problem, in judged attempts (INFRA spends none)")
+    protocol: str = option("shared", "how a set is trained: shared (all problems in one model) | single (one "
+                                     "problem at a time, each from the initial state)")
 
     def __post_init__(self) -> None:
         if self.max_attempts is not None and self.max_attempts < 1:
@@ -175,6 +180,8 @@ class TTRLConfig(BaseConfig):
             raise ValueError("sdpo.ttrl.theorems is empty (list at least one name, or null for no TTRL)")
         if self.split is not None and self.split not in TTRL_SPLITS:
             raise ValueError(f"sdpo.ttrl.split must be one of {TTRL_SPLITS}, got {self.split!r}")
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"sdpo.ttrl.protocol must be one of {PROTOCOLS}, got {self.protocol!r}")
         if given and self.max_attempts is None:
             raise ValueError(f"sdpo.ttrl.{given[0]} needs sdpo.ttrl.max_attempts (the attempt budget per problem)")
 

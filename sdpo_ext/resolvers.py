@@ -33,7 +33,7 @@ def ttrl_pick(ttrl: Mapping[str, Any] | None, when_ttrl: Any, otherwise: Any) ->
 
 def ttrl_prompts(ttrl: Mapping[str, Any] | None, full_batch_size: int) -> int:
     """`${sdpo.ttrl_prompts:${sdpo.ttrl},FULL}`: the step's prompt count (`ttrl_prompts_per_step`)."""
-    return ttrl_prompts_per_step(*_named(ttrl), full_batch_size)
+    return ttrl_prompts_per_step(*_named(ttrl), full_batch_size, protocol=(ttrl or {}).get("protocol", "shared"))
 
 
 def sequence_tokens(prompt_length: int, response_length: int) -> int:

@@ -10,6 +10,9 @@ from typing import Any, Optional
 
 TTRL_SPLITS = ("train", "val")
 """The values of `sdpo.ttrl.split`: every problem of `data.train_files` or of `data.val_files`."""
+PROTOCOLS = ("shared", "single")
+"""The values of `sdpo.ttrl.protocol`: a set trained in one model (shared) or one problem at a time from the initial
+state (single; `sdpo_ext.ttrl.queue`)."""
 
 
 def ttrl_mode(theorem: Any, theorems: Any, split: Any) -> Optional[str]:
@@ -21,13 +24,14 @@ def ttrl_mode(theorem: Any, theorems: Any, split: Any) -> Optional[str]:
     return None
 
 
-def ttrl_prompts_per_step(theorem: Any, theorems: Any, split: Any, full_batch_size: int) -> int:
-    """`data.train_batch_size` for the mode: one theorem 1 (the paper's TTRL: 1 question × n samples), a list one per
-    problem up to `full_batch_size`, a split or full-dataset training `full_batch_size`. With one prompt slot per
+def ttrl_prompts_per_step(theorem: Any, theorems: Any, split: Any, full_batch_size: int, protocol: Any = "shared") -> int:
+    """`data.train_batch_size` for the mode: one theorem, or any set under the single protocol, 1 (the paper's TTRL:
+    1 question × n samples), a list one per problem up to `full_batch_size`, a split or full-dataset training
+    `full_batch_size`. With one prompt slot per
     problem every problem of a small set gets n attempts a step, the pace of single-theorem TTRL; the set's draw keeps
     the batch this size as problems retire (`sdpo_ext.ttrl.problem_set`)."""
     mode = ttrl_mode(theorem, theorems, split)
-    if mode == "theorem":
+    if mode == "theorem" or (mode is not None and protocol == "single"):
         return 1
     if mode == "theorems":
         return max(1, min(len(theorems), int(full_batch_size)))
