@@ -26,13 +26,18 @@ from sdpo_eval.launch import finished, launch
 
 # method -> (recipe algorithm part, its overrides). sdpo_confident: the SDPO setting that learns on the 135M demo
 # (bench/learning/results/learning.json); best_of_k: no actor update (verl: `critic_warmup <= global_steps` gates it).
+SINGLE = "sdpo.ttrl.protocol=single"  # one problem at a time, each from the initial state (sdpo_ext.ttrl.queue)
+CONFIDENT = "actor_rollout_ref.actor.sdpo.token_weighting=confident"
 SET_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "best_of_k": ("grpo", ("trainer.critic_warmup=1000000000",)),
-    "grpo": ("grpo", ()),
-    "sdpo": ("sdpo", ()),
-    "sdpo_confident": ("sdpo", ("actor_rollout_ref.actor.sdpo.token_weighting=confident",)),
-    "srpo": ("srpo", ()),
-    "sc_sdpo": ("sc_sdpo", ()),
+    "best_of_k": ("grpo", ("trainer.critic_warmup=1000000000", SINGLE)),
+    "grpo": ("grpo", (SINGLE,)),
+    "sdpo": ("sdpo", (SINGLE,)),
+    "sdpo_confident": ("sdpo", (CONFIDENT, SINGLE)),
+    "srpo": ("srpo", (SINGLE,)),
+    "sc_sdpo": ("sc_sdpo", (SINGLE,)),
+    "grpo_shared": ("grpo", ()),
+    "sdpo_confident_shared": ("sdpo", (CONFIDENT,)),
+    "srpo_shared": ("srpo", ()),
 }
 # Sampled without any update by sdpo_eval.discovery_sampler (vLLM offline with the recipe's sampling settings and
 # reward): reprompt draws each later attempt from SDPO's teacher context of the slot's latest failed attempt.

@@ -87,13 +87,14 @@ job() {  # (issue 47) base rates and baselines by the sampler, the trained metho
   [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" | tail -1
   python3 -m sdpo_data.addition_rows --out-dir "$SDPO_DEMO_DATA_DIR" --max-operand "$DEMO_MAX_OPERAND" | tail -1
   python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
+  [ "$SWITCH_PROBE" = 1 ] && switch_probe &
   echo "$(date +%T) base rates (sampler, $BASE_SAMPLES each)" >> "$DISC_DIR/runs.txt"
   local task method seed problems ready=""
   for task in $TASKS; do
     [ -n "$(given_problems "$task")" ] && continue
     sampler "$task" "$DISC_DIR/base/$task" best_of_k:0 "$BASE_SAMPLES" --keep-going \
       "$(python3 bench/ttrl/ttrl_discovery.py candidates --task "$task" --data-dir "$SDPO_DEMO_DATA_DIR" \
-         --count "$CANDIDATES")" &
+         --count "$CANDIDATES" | tr , '\n' | grep -vxF -f <(kept_problems "$task" | tr , '\n'; echo) | paste -sd,)" &
   done
   wait
   for task in $TASKS; do
@@ -102,9 +103,11 @@ job() {  # (issue 47) base rates and baselines by the sampler, the trained metho
       echo "$(date +%T) $task problems (given): $(cat "$DISC_DIR/problems_$task.txt")" >> "$DISC_DIR/runs.txt"
       continue
     fi
+    local kept; kept=$(kept_problems "$task")
+    local more=$(( PER_TASK - $(echo "$kept" | tr , '\n' | grep -c .) ))
     python3 bench/ttrl/ttrl_discovery.py select --log "$DISC_DIR/base/$task/best_of_k/seed0/attempts.jsonl" \
-      --samples "$BASE_SAMPLES" --max-rate "$MAX_RATE" --count "$PER_TASK" --out "$DISC_DIR/base/$task/base_rate.json" \
-      > "$DISC_DIR/problems_$task.txt"
+      --samples "$BASE_SAMPLES" --max-rate "$MAX_RATE" --count "$more" --out "$DISC_DIR/base/$task/base_rate.json" \
+      | sed "s/^/${kept:+$kept,}/" > "$DISC_DIR/problems_$task.txt"
     [ -s "$DISC_DIR/problems_$task.txt" ] && ready+=" $task"
     echo "$(date +%T) $task problems: $(cat "$DISC_DIR/problems_$task.txt")" >> "$DISC_DIR/runs.txt"
   done
@@ -124,8 +127,39 @@ job() {  # (issue 47) base rates and baselines by the sampler, the trained metho
   pack
 }
 
+# The single protocol's problem switch at the Qwen3-1.7B shape (random weights, SmolLM2's tokenizer): one SDPO queue
+# run over PROBE_PROBLEMS with a budget of one step each (random weights solve nothing), so every step ends with a
+# reset; its stdout.log's `sdpo_lean/ttrl_switch` lines give reset_s. It takes PROBE_GB of the GPU beside the job.
+SWITCH_PROBE=${SWITCH_PROBE:-0}; PROBE_GB=${PROBE_GB:-40}
+PROBE_PROBLEMS=${PROBE_PROBLEMS:-add_train_1,add_train_2,add_train_3,add_train_4}
+PROBE_MODEL=${PROBE_MODEL:-/tmp/rand_qwen3_1_7b}
+switch_probe() {
+  echo "$(date +%T) switch probe: random Qwen3-1.7B shape at $PROBE_MODEL" >> "$DISC_DIR/runs.txt"
+  [ -f "$PROBE_MODEL/config.json" ] || python3 - "$SDPO_DEMO_MODEL" "$PROBE_MODEL" <<'PY' >> "$DISC_DIR/runs.txt" 2>&1
+import sys, torch
+from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
+tok = AutoTokenizer.from_pretrained(sys.argv[1])
+cfg = Qwen3Config(vocab_size=151936, hidden_size=2048, intermediate_size=6144, num_hidden_layers=28,
+                  num_attention_heads=16, num_key_value_heads=8, head_dim=128, max_position_embeddings=40960,
+                  tie_word_embeddings=True, rope_theta=1000000, eos_token_id=tok.eos_token_id,
+                  pad_token_id=tok.pad_token_id)
+with torch.device("cuda"):
+    model = Qwen3ForCausalLM(cfg).to(torch.bfloat16)
+print(f"{sum(p.numel() for p in model.parameters()) / 1e9:.2f}B parameters")
+model.save_pretrained(sys.argv[2]); tok.save_pretrained(sys.argv[2])
+PY
+  VERL_PIDS=()
+  start_run "$DISC_DIR/probe/demo/sdpo_1_7b/seed1" demo sdpo 1 "$PROBE_PROBLEMS" "$N" "" before \
+    "actor_rollout_ref.model.path=$PROBE_MODEL"
+  wait
+}
+
 given_problems() {  # <task> -> PROBLEMS_<task> (e.g. PROBLEMS_demo=add_train_1,...): skips the task's base rates
   local var="PROBLEMS_$1"; echo "${!var:-}"
+}
+
+kept_problems() {  # <task> -> KEEP_<task>: problems chosen by an earlier job, kept first; base rates pick the rest
+  local var="KEEP_$1"; echo "${!var:-}"
 }
 
 sampler() {  # <task> <out dir> <method:seed,...> <budget> <--keep-going or ""> <problems>: one vLLM engine, in turn
@@ -144,7 +178,8 @@ running_verl() {  # verl runs of this job still going
 
 verl_slots() {  # verl runs at once: what the GPU's memory holds at PER_RUN_GB each, after the samplers' 16 GB
   local total; total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
-  local n=$(( (${total:-0} / 1024 - 16) / PER_RUN_GB )); [ "$n" -lt 1 ] && n=1
+  local probe=0; [ "$SWITCH_PROBE" = 1 ] && probe=$PROBE_GB
+  local n=$(( (${total:-0} / 1024 - 16 - probe) / PER_RUN_GB )); [ "$n" -lt 1 ] && n=1
   [ -n "${MAX_PARALLEL:-}" ] && [ "$MAX_PARALLEL" -lt "$n" ] && n=$MAX_PARALLEL
   echo "$n"
 }
@@ -155,19 +190,22 @@ startup_config() {  # seed -> the start-up setting its runs use: odd seeds as be
 
 pack() {  # the report and the start-up table from whatever runs exist, plus a tarball of their logs
   local base=(); for f in "$DISC_DIR"/base/*/base_rate.json; do [ -f "$f" ] && base+=(--base-rate "$f"); done
-  for f in "$DISC_DIR"/runs/*/*/*/stdout.log; do  # the marks and vLLM's start-up lines, kept whole
+  for f in "$DISC_DIR"/{runs,probe}/*/*/*/stdout.log; do  # the marks and vLLM's start-up lines, kept whole
     [ -f "$f" ] && grep -aE "$STARTUP_LINES" "$f" > "$(dirname "$f")/startup_lines.log"; done
   [ -d "$DISC_DIR/runs" ] && python3 bench/ttrl/ttrl_discovery.py report --run-dir "$DISC_DIR/runs" --budget "$BUDGET" \
     "${base[@]}" --call "${CALL_NOTE:-$(date -u +%F) one GPU, bench/ttrl/run_ttrl_discovery.sh}" \
     --out "$OUT/ttrl_discovery" 2>&1 | tail -12
   [ -d "$DISC_DIR/runs" ] && python3 bench/ttrl/startup_table.py --run-dir "$DISC_DIR/runs" --out "$OUT/startup" 2>&1
-  for f in "$DISC_DIR"/runs/*/*/*/stdout.log "$DISC_DIR"/{base,runs}/*/sampler.log; do
+  grep -h "$SWITCH_LINE" "$DISC_DIR"/{runs,probe}/*/*/*/stdout.log > "$DISC_DIR/switches.txt" 2>/dev/null
+  for f in "$DISC_DIR"/{runs,probe}/*/*/*/stdout.log "$DISC_DIR"/{base,runs}/*/sampler.log; do
     [ -f "$f" ] && tail -c 20000 "$f" | sed 's/\x1b\[[0-9;]*m//g' > "${f%.log}.tail"; done
   nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv > "$DISC_DIR/gpu.csv" 2>/dev/null
   tar czf "$OUT/ttrl_discovery_raw.tar.gz" -C "$DISC_DIR" --exclude tmp --exclude checkpoints --exclude stdout.log \
-    --exclude sampler.log --exclude src $(cd "$DISC_DIR" && ls -d runs.txt gpu.csv base runs problems_*.txt 2>/dev/null)
+    --exclude sampler.log --exclude src $(cd "$DISC_DIR" && ls -d runs.txt gpu.csv base runs probe switches.txt \
+      problems_*.txt 2>/dev/null)
 }
-STARTUP_LINES='sdpo_lean/startup|Loading weights took|init engine \(profile|torch\.compile takes|Graph capturing finished'
+SWITCH_LINE='sdpo_lean/ttrl_switch'
+STARTUP_LINES='sdpo_lean/ttrl_switch|sdpo_lean/startup|Loading weights took|init engine \(profile|torch\.compile takes|Graph capturing finished'
 
 launch() {  # the job from a copy of the tree under DISC_DIR (the call's folder goes when the call returns)
   mkdir -p "$DISC_DIR"

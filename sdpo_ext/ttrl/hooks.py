@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
 
 TTRL_SET_FILE = "sdpo_ttrl_set.json"  # the set's state, in verl's global_step_<n> checkpoint folder
 INITIAL_STATE_DIR = "sdpo_initial_state"  # the actor's state before any update (single protocol), in default_local_dir
+RESET_CONTENTS = ("model", "optimizer", "extra")  # what a reset restores: weights, Adam, LR schedule and RNG
 SWITCH_MARK = "sdpo_lean/ttrl_switch"  # printed per problem switch: SWITCH_MARK {"from", "to", "step", "reset_s"}
 
 
@@ -153,6 +154,7 @@ class TTRLHooks:
         prompts, n = self.config.data.train_batch_size, self.config.actor_rollout_ref.rollout.n
         steps = schedule_steps = self.ttrl_set.step_limit(prompts, n)
         if ttrl.protocol == "single":
+            self._check_resettable()
             self.ttrl_queue = ProblemQueue(self.ttrl_set, prompts, n)
             schedule_steps = self.ttrl_queue.steps_per_problem  # each problem's schedule is a fresh run's
             steps = self.ttrl_queue.steps_left()
@@ -163,6 +165,17 @@ class TTRLHooks:
         logger.warning("TTRL (%s protocol): %d problems, budget %d attempts each, at most %d steps "
                        "(trainer.total_training_steps=%s replaced)", ttrl.protocol, len(self.ttrl_set.problems),
                        ttrl.max_attempts, steps, self.config.trainer.get("total_training_steps", None))
+
+    def _check_resettable(self) -> None:
+        """The single protocol restores weights, optimizer and extra state (LR schedule, RNG) from verl's checkpoint:
+        a checkpoint without one of them would carry it from one problem into the next."""
+        checkpoint = self.config.actor_rollout_ref.actor.get("checkpoint", None) or {}
+        for key in ("save_contents", "load_contents"):
+            missing = sorted(set(RESET_CONTENTS) - set(checkpoint.get(key, RESET_CONTENTS)))
+            if missing:
+                raise ValueError(f"error: sdpo.ttrl.protocol=single resets the actor from its checkpoint, but "
+                                 f"actor_rollout_ref.actor.checkpoint.{key} lacks {missing} (keep verl's default "
+                                 f"{list(RESET_CONTENTS)})")
 
     def _next_train_batch(self, num_prompts: int | None = None):
         """verl's prompt fetch for one step; in TTRL mode the set's draw from its open problems."""
