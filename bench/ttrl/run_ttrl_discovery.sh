@@ -19,7 +19,7 @@
 # resumes a verl run from its last checkpoint (every SAVE_FREQ steps) with its attempt log, and skips finished runs.
 # PROBLEMS_<task>=a,b,... (an earlier call's choice) skips that task's base rates: a fresh machine runs the same problems.
 set -uo pipefail
-MODE=${1:?usage: run_ttrl_discovery.sh launch|collect|job}
+MODE=${1:?usage: run_ttrl_discovery.sh launch|collect|job|probe}
 OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
 DISC_DIR=${DISC_DIR:-/tmp/ttrl_discovery}
 TASKS=${TASKS:-"demo toy_lean"}; SEEDS=${SEEDS:-"1 2"}
@@ -206,6 +206,16 @@ pack() {  # the report and the start-up table from whatever runs exist, plus a t
 }
 SWITCH_LINE='sdpo_lean/ttrl_switch'
 STARTUP_LINES='sdpo_lean/ttrl_switch|sdpo_lean/startup|Loading weights took|init engine \(profile|torch\.compile takes|Graph capturing finished'
+
+probe() {  # the switch probe alone, in the foreground, into $OUT (a call of its own)
+  mkdir -p "$DISC_DIR"
+  [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" | tail -1
+  python3 -m sdpo_data.addition_rows --out-dir "$SDPO_DEMO_DATA_DIR" --max-operand "$DEMO_MAX_OPERAND" | tail -1
+  switch_probe
+  local log="$DISC_DIR/probe/demo/sdpo_1_7b/seed1/stdout.log"
+  grep -aE "$STARTUP_LINES" "$log" > "$OUT/probe_lines.txt"; tail -c 30000 "$log" > "$OUT/probe_tail.txt"
+  cat "$OUT/probe_lines.txt"
+}
 
 launch() {  # the job from a copy of the tree under DISC_DIR (the call's folder goes when the call returns)
   mkdir -p "$DISC_DIR"
