@@ -132,7 +132,7 @@ job() {  # (issue 47) base rates and baselines by the sampler, the trained metho
 # reset; its stdout.log's `sdpo_lean/ttrl_switch` lines give reset_s. It takes PROBE_GB of the GPU beside the job.
 SWITCH_PROBE=${SWITCH_PROBE:-0}; PROBE_GB=${PROBE_GB:-40}
 PROBE_PROBLEMS=${PROBE_PROBLEMS:-add_train_1,add_train_2,add_train_3,add_train_4}
-PROBE_MODEL=${PROBE_MODEL:-/tmp/rand_qwen3_1_7b}
+PROBE_MODEL=${PROBE_MODEL:-$DISC_DIR/rand_qwen3_1_7b}  # under DISC_DIR: a run's private /tmp links only that
 switch_probe() {
   echo "$(date +%T) switch probe: random Qwen3-1.7B shape at $PROBE_MODEL" >> "$DISC_DIR/runs.txt"
   [ -f "$PROBE_MODEL/config.json" ] || python3 - "$SDPO_DEMO_MODEL" "$PROBE_MODEL" <<'PY' >> "$DISC_DIR/runs.txt" 2>&1
@@ -176,10 +176,15 @@ running_verl() {  # verl runs of this job still going
   local n=0 pid; for pid in "${VERL_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && n=$((n + 1)); done; echo "$n"
 }
 
-verl_slots() {  # verl runs at once: what the GPU's memory holds at PER_RUN_GB each, after the samplers' 16 GB
+# host memory per verl run: 12 demo runs and a sampler on a 128 GB host had Ray's memory monitor kill 3 runs' workers
+# (2026-12-07, H200 call 13), so a run counts about 10 GB of host memory
+HOST_GB_PER_RUN=${HOST_GB_PER_RUN:-11}
+verl_slots() {  # verl runs at once: what the GPU (PER_RUN_GB each, after the samplers' 16 GB) and host memory hold
   local total; total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
   local probe=0; [ "$SWITCH_PROBE" = 1 ] && probe=$PROBE_GB
   local n=$(( (${total:-0} / 1024 - 16 - probe) / PER_RUN_GB )); [ "$n" -lt 1 ] && n=1
+  local host; host=$(free -g | awk '/^Mem:/ {print $2}')
+  local by_host=$(( (${host:-0} - 16) / HOST_GB_PER_RUN )); [ "$by_host" -ge 1 ] && [ "$by_host" -lt "$n" ] && n=$by_host
   [ -n "${MAX_PARALLEL:-}" ] && [ "$MAX_PARALLEL" -lt "$n" ] && n=$MAX_PARALLEL
   echo "$n"
 }
