@@ -1,9 +1,8 @@
 """The driver's teacher prompts, built beside the old-log-prob pass (issue 49).
 
 Building a step's teacher prompts (`sdpo_ext.teacher_fields`: chat template and tokenizer over each prompt plus a
-sibling's solution or Lean's feedback) is CPU work on the driver: on real text, 0.6-0.8 s for 64 replies of 2K tokens
-and 1.2-2.1 s of 8K on a shared 2-core CPU (bench/step_time/results/prep_cost_cpu.json), more than 1 % of GRPO's packed
-step on an H100 (24.9 s and 132.2 s). Nothing in the old-log-prob pass reads those fields, and the driver only waits
+sibling's solution or Lean's feedback) is CPU work on the driver, about a second per step at 2K and more at 8K
+(measured in bench/step_time/README.md). Nothing in the old-log-prob pass reads those fields, and the driver only waits
 for that pass (a Ray call into the worker processes), so `SDPOTrainer._compute_old_log_prob` starts the build with
 `in_background` before the pass and takes its result after it, before anything reads the fields.
 
