@@ -129,6 +129,6 @@ def test_a_row_with_a_shared_prefix_once_is_one_call_on_the_gathered_keys(monkey
     model.set_attn_implementation("eager")  # its softmax runs in fp32
     torch.testing.assert_close(ours, whole_sequence_logits(model, prompts, responses), rtol=0, atol=1e-6)
     first = kernel.calls[0]  # layer 0: the prefix once (9), each rest; the rests' keys include the prefix
-    assert first["cu_seqlens_q"].tolist() == [0, 9, 14, 22, 29, 37] and first["q_rows"] == 37
-    assert first["cu_seqlens_k"].diff().tolist() == [9, 14, 17, 16, 8] and type(first["max_seqlen_k"]) is int
+    assert first["cu_seqlens_q"].tolist() == [0, 9, 14, 23, 30, 38] and first["q_rows"] == 38
+    assert first["cu_seqlens_k"].diff().tolist() == [9, 14, 18, 16, 8] and type(first["max_seqlen_k"]) is int
     assert len(kernel.calls) == 2  # one per layer
