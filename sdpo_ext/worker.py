@@ -42,6 +42,7 @@ from sdpo_ext.teacher.shared_prefix import (
     extended,
     forward_calls,
     full_attention_only,
+    micro_batch_group,
     prefix_packing,
 )
 from sdpo_ext.teacher.weights import ema_update_, trust_region_logits
@@ -198,7 +199,14 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
     @register(dispatch_mode=make_nd_compute_dataproto_dispatch_fn(mesh_name="actor"))
     def update_actor(self, data: TensorDict) -> TensorDict:
         """verl's; the teacher's prefix cache lives for this call only (its weights may change after it, and the
-        memory is the rollout's)."""
+        memory is the rollout's). With a shared teacher prefix and dynamic batch size, verl keeps as many consecutive
+        samples of a group in one micro-batch as fit (`force_group_size`), so that their prefix is computed once."""
+        if self.prefix_cache is not None and "force_group_size" not in data.keys():
+            engine_config = self.actor.engine_config
+            if engine_config.use_dynamic_bsz:
+                lengths = data["input_ids"].offsets().diff().tolist()
+                tu.assign_non_tensor(data, force_group_size=micro_batch_group(
+                    lengths, self.config.rollout.n, engine_config.max_token_len_per_gpu))
         try:
             return super().update_actor(data)
         finally:

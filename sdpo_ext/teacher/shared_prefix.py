@@ -40,9 +40,11 @@ def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
 
 def group_prefix_lengths(prompts: Sequence[Optional[Sequence[int]]], uids: Sequence[Hashable],
                          active: Sequence[bool]) -> list[int]:
-    """Per sample, the tokens its teacher prompt shares with every other active teacher prompt of its group, at most
-    its length - 1 (so the row predicting its first response token is computed with the rest of the prompt). 0 for an
-    inactive sample, the only active sample of its group, or a shared prefix under MIN_SHARED_PREFIX tokens."""
+    """Per sample, the longest prefix its teacher prompt shares with another active teacher prompt of its group, at
+    most its length - 1 (so the row predicting its first response token is computed with the rest of the prompt). 0
+    for an inactive sample, the only active sample of its group, or a shared prefix under MIN_SHARED_PREFIX tokens.
+    With another, not every, prompt: a solved group's correct sample is shown something else than its failed siblings,
+    who all see the same proof and so share their whole prompts."""
     if not len(prompts) == len(uids) == len(active):
         raise ValueError(f"prompts, uids and active differ in length: {len(prompts)}, {len(uids)}, {len(active)}")
     groups: dict[Hashable, list[int]] = {}
@@ -53,14 +55,23 @@ def group_prefix_lengths(prompts: Sequence[Optional[Sequence[int]]], uids: Seque
             groups.setdefault(uid, []).append(i)
     lengths = [0] * len(prompts)
     for members in groups.values():
-        if len(members) < 2:
-            continue
-        ids = [np.asarray(prompts[i]) for i in members]
-        shared = min(_common_prefix(ids[0], other) for other in ids[1:])
-        for i, row in zip(members, ids):
-            length = min(shared, len(row) - 1)
+        ids = {i: np.asarray(prompts[i]) for i in members}
+        for i in members:
+            shared = max((_common_prefix(ids[i], ids[j]) for j in members if j != i), default=0)
+            length = min(shared, len(ids[i]) - 1)
             lengths[i] = length if length >= MIN_SHARED_PREFIX else 0
     return lengths
+
+
+def micro_batch_group(lengths: Sequence[int], group_size: int, cap: int) -> int:
+    """How many consecutive samples verl's dynamic batching should keep in one micro-batch (its `force_group_size`) so
+    that a group's teacher prompts meet in one teacher row: the largest g dividing `group_size` and len(lengths)
+    whose blocks of g consecutive sequences (`lengths`, tokens) each fit `cap`; 1 when no larger one does. verl's own
+    balancing spreads a group's samples over micro-batches, where no prefix is shared."""
+    def fits(g: int) -> bool:
+        return all(sum(lengths[s:s + g]) <= cap for s in range(0, len(lengths), g))
+
+    return max([1] + [g for g in range(2, group_size + 1) if group_size % g == 0 and len(lengths) % g == 0 and fits(g)])
 
 
 def _same_prefix(cached: Optional[torch.Tensor], prefix: torch.Tensor) -> bool:

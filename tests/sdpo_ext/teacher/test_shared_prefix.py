@@ -9,6 +9,7 @@ from sdpo_ext.teacher.shared_prefix import (
     PrefixKVCache,
     forward_calls,
     group_prefix_lengths,
+    micro_batch_group,
     prefix_packing,
 )
 
@@ -120,3 +121,15 @@ def test_a_packing_holds_each_prefix_once_and_every_rest_attends_to_it():
 def test_a_prefix_as_long_as_its_prompt_is_refused():
     with pytest.raises(ValueError, match="sample 0: shared prefix 3"):
         prefix_packing([torch.tensor([1, 2, 3])], [torch.tensor([4])], [3])
+
+
+def test_failed_siblings_share_their_whole_prompt_beside_a_correct_sample_shown_something_else():
+    demo, own = HEAD + [7, 8, 9], HEAD + [5]  # the failed ones see the proof; the correct one its own feedback
+    assert group_prefix_lengths([own, demo, demo, demo], ["a"] * 4, [True] * 4) == [len(HEAD)] + [len(demo) - 1] * 3
+
+
+def test_verls_micro_batches_keep_the_largest_group_part_that_fits():
+    assert micro_batch_group([3000] * 16, 8, 26624) == 8  # 2K replies: a whole group of 8 fits
+    assert micro_batch_group([9226] * 16, 8, 26624) == 2  # 8K replies: pairs
+    assert micro_batch_group([9226] * 16, 8, 9000) == 1
+    assert micro_batch_group([3000] * 12, 8, 26624) == 4  # a shard of 12 samples: blocks of 4
