@@ -11,12 +11,15 @@ Registers, idempotently:
 - `SDPOTrainer` as verl's v1 "sync" trainer (done by `sdpo_ext.trainer` itself, which this imports). It is
   PPOTrainerSync plus attempt logging, infra masking and TTRL stop-on-success for every run, and the SDPO teacher
   step when policy_loss.loss_mode == "sdpo".
+In a Ray process (the driver imports verl before Ray starts) it marks `runner_up` on the start-up timeline: the first
+such process is the TaskRunner (sdpo_ext.startup.timeline; later ones print later marks, which the table ignores).
 It also silences verl's warnings about optional engines that are not installed (OPTIONAL_ENGINE_WARNING).
 verl swallows plugin import errors at DEBUG level, so failures here are logged at ERROR and re-raised.
 """
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 
 logger = logging.getLogger("sdpo_lean.plugin")
@@ -54,8 +57,18 @@ def register() -> None:
     import sdpo_ext.trainer  # noqa: F401
 
 
+def _mark_ray_process() -> None:
+    """`runner_up` when this process is a Ray worker (Ray imported and connected); no import of Ray otherwise."""
+    from sdpo_ext.startup.timeline import mark
+
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        mark("runner_up")
+
+
 try:
     register()
+    _mark_ray_process()
 except Exception:  # verl hides plugin errors at DEBUG; make this one impossible to miss
     logger.exception("sdpo-lean: plugin registration failed; SDPO recipes will not work in this process")
     raise

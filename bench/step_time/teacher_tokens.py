@@ -11,8 +11,11 @@ cap PACKED_TOKENS), either as verl balances them or with `force_group_size` g (w
 `SDPOActorRolloutRefWorker.update_actor` sets with a shared prefix: g consecutive samples of a group kept in one
 micro-batch, `shared_prefix.micro_batch_group`). Per micro-batch the teacher runs either every active
 [teacher prompt | response] (`full`) or the row of `prefix_packing` (each distinct shared prefix once: `packed`).
-FLOPs at the Qwen3-1.7B shape (make_step_time_inputs.py): per token 2 x the non-embedding linear weights, per
-attended key 4 x heads x head_dim per layer, and the LM head on the response rows only (the same in both).
+With `--time-cpu`, the teacher forward of each length's first micro-batch (SDPO, whole; groups kept together) is
+timed both ways on this CPU, with the LM head on the response rows: a small Qwen3 (CPU_MODEL, random weights, fp32,
+`sdpa_varlen`), median of 3; on a shared CPU only the ratio means something. FLOPs at the Qwen3-1.7B shape
+(make_step_time_inputs.py): per token 2 x the non-embedding linear weights, per attended key 4 x heads x head_dim per
+layer, and the LM head on the response rows only (the same in both).
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ LAYERS, HIDDEN, MLP, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 28, 2048, 6144, 16, 8, 1
 LINEAR_FLOPS = 2 * LAYERS * (HIDDEN * HEAD_DIM * (2 * HEADS + 2 * KV_HEADS) + 3 * HIDDEN * MLP)
 KEY_FLOPS = 4 * LAYERS * HEADS * HEAD_DIM
 HEAD_FLOPS = 2 * HIDDEN * VOCAB
+CPU_MODEL = dict(vocab_size=49152, hidden_size=256, intermediate_size=768, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, head_dim=64)
 
 
 def step_fields(tokenizer, variant: str, messages, prompt_ids, response_ids) -> dict[str, torch.Tensor]:
@@ -99,10 +104,57 @@ def teacher_cost(fields, responses: list[torch.Tensor], batches: list[list[int]]
     return out
 
 
+def cpu_forward_seconds(fields, responses: list[torch.Tensor], batch: list[int], reps: int = 3) -> dict:
+    """Median seconds of the teacher forward of one micro-batch on CPU_MODEL: every [teacher prompt | response]
+    packed (`full`) and `prefix_packing`'s row (`packed`); the response-row logits agree (checked)."""
+    import statistics
+    import time
+
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    from sdpo_ext.attention.registry import register_attention
+    from sdpo_ext.attention.varlen import ATTN_IMPLEMENTATION, KEY_SPANS, KeySpans
+    from sdpo_ext.loss.packed_rows import response_logit_rows
+    from sdpo_ext.teacher.shared_prefix import TEACHER_PREFIX_LEN, prefix_packing
+
+    register_attention()
+    torch.manual_seed(0)
+    model = Qwen3ForCausalLM(Qwen3Config(**CPU_MODEL, attn_implementation=ATTN_IMPLEMENTATION)).eval()
+    active = [i for i in batch if fields["sdpo_mask"][i] > 0]
+    prompts = [fields["teacher_prompt_ids"].unbind()[i] for i in active]
+    answers = [responses[i] for i in active]
+    whole = [torch.cat([p, r]) for p, r in zip(prompts, answers)]
+    packing = prefix_packing(prompts, answers, [int(fields[TEACHER_PREFIX_LEN][i]) for i in active])
+    spans = KeySpans(packing.key_index, packing.cu_seqlens_q, packing.cu_seqlens_k,
+                     int(packing.cu_seqlens_q.diff().max()), int(packing.cu_seqlens_k.diff().max()))
+    runs = {
+        "full": (torch.cat(whole), torch.cat([torch.arange(len(w)) for w in whole]),
+                 response_logit_rows(torch.tensor([len(w) for w in whole]), torch.tensor([len(r) for r in answers])),
+                 {}),
+        "packed": (torch.cat(packing.spans),
+                   torch.cat([torch.arange(p, p + len(s)) for s, p in zip(packing.spans, packing.starts)]),
+                   packing.rows, {KEY_SPANS: spans}),
+    }
+    seconds, logits = {}, {}
+    for name, (ids, positions, rows, extra) in runs.items():
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                logits[name] = model(input_ids=ids[None], position_ids=positions[None], use_cache=False,
+                                     logits_to_keep=rows, **extra).logits[0]
+            times.append(time.perf_counter() - t0)
+        seconds[name] = round(statistics.median(times), 3)
+    gap = (logits["full"] - logits["packed"]).abs().max().item()
+    return {"tokens": {k: len(v[0]) for k, v in runs.items()}, "seconds": seconds,
+            "packed_over_full_seconds": round(seconds["packed"] / seconds["full"], 3), "max_logit_gap": gap}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokenizer", type=Path, required=True)
     parser.add_argument("--lengths", type=int, nargs="+", default=[2048, 8192])
+    parser.add_argument("--time-cpu", action="store_true", help="also time one micro-batch's forward on this CPU")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     from transformers import AutoTokenizer
@@ -113,7 +165,7 @@ def main() -> None:
         prompt_ids, messages, _ = chat_prompts(Path(data_dir), args.tokenizer, PROMPTS)
     text, stated = corpus(None), json.loads(PROFILE.read_text())["tokens"]
     result = {"command": f"python bench/step_time/teacher_tokens.py --tokenizer {args.tokenizer} --lengths "
-                         f"{' '.join(map(str, args.lengths))} --out {args.out}",
+                         f"{' '.join(map(str, args.lengths))}{' --time-cpu' if args.time_cpu else ''} --out {args.out}",
               "packed_tokens_cap": PACKED_TOKENS, "samples": PROMPTS * SAMPLES, "solved_groups": SOLVED, "cases": {}}
     for length in args.lengths:
         for case, solution in (("whole", None), ("prover", stated)):
@@ -127,6 +179,8 @@ def main() -> None:
                        f"groups_of_{group}": teacher_cost(fields, responses, micro_batches(student, group))}
                 row["micro_batches"] = {"verl": len(micro_batches(student, 1)), f"groups_of_{group}":
                                         len(micro_batches(student, group))}
+                if args.time_cpu and variant == "sdpo" and case == "whole":
+                    row["cpu_forward"] = cpu_forward_seconds(fields, responses, micro_batches(student, group)[0])
                 result["cases"][f"{variant}_{case}_r{length}"] = row
                 print(variant, case, length, json.dumps(row), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
