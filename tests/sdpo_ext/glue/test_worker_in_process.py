@@ -52,6 +52,10 @@ def parameters(engine) -> dict[str, torch.Tensor]:
 def test_one_step_of_the_real_worker_updates_the_policy(algo, model_dir, smollm2_tokenizer, cpu):
     batch = step_batch(algo, model_dir, smollm2_tokenizer)
     worker = worker_for(batch, algo)
+    teacher_rows: list[int] = []
+    if worker.ref is not None:
+        worker.ref.engine.module.lm_head.register_forward_hook(
+            lambda module, args, out: teacher_rows.append(args[0].shape[1]))
     before = parameters(worker.actor.engine)
     phases, metrics = batch.step(worker, sdpo_enabled=algo != "grpo")
     after = parameters(worker.actor.engine)
@@ -63,6 +67,9 @@ def test_one_step_of_the_real_worker_updates_the_policy(algo, model_dir, smollm2
     else:
         # SDPO distils the 7 failed samples; SRPO the 3 failed samples whose group has a success
         assert metrics["actor/sdpo/active_sample_fraction"] == pytest.approx(7 / 8 if algo == "sdpo" else 3 / 8)
+        # teacher rows for the distilled samples' responses only (12 + i tokens for sample i): none for the correct
+        # sample (no teacher signal) nor, in SRPO, for the samples routed to the policy gradient (weight 0)
+        assert sum(teacher_rows) == sum(12 + i for i in (range(1, 8) if algo == "sdpo" else range(1, 4)))
         assert phases["sdpo_ema_update"] >= 0.0 and phases["sdpo_teacher_forward"] > 0.0
 
 
