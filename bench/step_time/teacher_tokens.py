@@ -12,8 +12,9 @@ cap PACKED_TOKENS), either as verl balances them or with `force_group_size` g (w
 micro-batch, `shared_prefix.micro_batch_group`). Per micro-batch the teacher runs either every active
 [teacher prompt | response] (`full`) or the row of `prefix_packing` (each distinct shared prefix once: `packed`).
 With `--time-cpu`, the teacher forward of each length's first micro-batch (SDPO, whole; groups kept together) is
-timed both ways on this CPU, with the LM head on the response rows: a small Qwen3 (CPU_MODEL, random weights, fp32,
-`sdpa_varlen`), median of 3; on a shared CPU only the ratio means something. FLOPs at the Qwen3-1.7B shape
+timed both ways on this CPU: a small Qwen3 (CPU_MODEL, random weights, fp32, `sdpa_varlen`), the LM head on every
+64th response row only (the same rows both ways; all of them would cost the same both ways and take GBs here),
+median of 3; on a shared CPU only the ratio means something. FLOPs at the Qwen3-1.7B shape
 (make_step_time_inputs.py): per token 2 x the non-embedding linear weights, per attended key 4 x heads x head_dim per
 layer, and the LM head on the response rows only (the same in both).
 """
@@ -129,11 +130,11 @@ def cpu_forward_seconds(fields, responses: list[torch.Tensor], batch: list[int],
                      int(packing.cu_seqlens_q.diff().max()), int(packing.cu_seqlens_k.diff().max()))
     runs = {
         "full": (torch.cat(whole), torch.cat([torch.arange(len(w)) for w in whole]),
-                 response_logit_rows(torch.tensor([len(w) for w in whole]), torch.tensor([len(r) for r in answers])),
-                 {}),
+                 response_logit_rows(torch.tensor([len(w) for w in whole]),
+                                     torch.tensor([len(r) for r in answers]))[::64], {}),
         "packed": (torch.cat(packing.spans),
                    torch.cat([torch.arange(p, p + len(s)) for s, p in zip(packing.spans, packing.starts)]),
-                   packing.rows, {KEY_SPANS: spans}),
+                   packing.rows[::64], {KEY_SPANS: spans}),
     }
     seconds, logits = {}, {}
     for name, (ids, positions, rows, extra) in runs.items():
