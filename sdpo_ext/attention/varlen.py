@@ -45,6 +45,7 @@ class KeySpans(NamedTuple):
     max_seqlen_k: int
 
     def to(self, device: torch.device) -> KeySpans:
+        """The same spans with their tensors on `device`."""
         return self._replace(key_index=self.key_index.to(device), cu_seqlens_q=self.cu_seqlens_q.to(device),
                              cu_seqlens_k=self.cu_seqlens_k.to(device))
 
