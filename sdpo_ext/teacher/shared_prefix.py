@@ -67,7 +67,9 @@ def micro_batch_group(lengths: Sequence[int], group_size: int, cap: int) -> int:
     """How many consecutive samples verl's dynamic batching should keep in one micro-batch (its `force_group_size`) so
     that a group's teacher prompts meet in one teacher row: the largest g dividing `group_size` and len(lengths)
     whose blocks of g consecutive sequences (`lengths`, tokens) each fit `cap`; 1 when no larger one does. verl's own
-    balancing spreads a group's samples over micro-batches, where no prefix is shared."""
+    balancing spreads a group's samples over micro-batches, where no prefix is shared. Consecutive samples are a
+    group's on one GPU (the rollout's order); with several, verl's batch balancing deals a group's samples out to
+    the ranks, and blocks may then mix groups: the logits stay the same, less is shared."""
     def fits(g: int) -> bool:
         return all(sum(lengths[s:s + g]) <= cap for s in range(0, len(lengths), g))
 
