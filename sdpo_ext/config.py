@@ -35,9 +35,11 @@ class SDPOTeacherConfig(BaseConfig):
       ema: EMA copy of the policy in verl's reference slot, θ_T ← (1−r)θ_T + rθ_S after every update.
       trust_region: teacher logits = lerp(ref_logits, policy_logits, r) with a frozen reference.
       frozen: the initial model. live: the current policy (no regularisation; the paper's Table 4 shows it diverges).
-    `share_prompt_prefix` gives the same logits up to rounding. It is off by default: with SDPA (no flash-attn) it made
-    the teacher forward slower at 2K and 8K (bench/step_time/README.md, the fair step time): attending to a cached
-    prefix loses SDPA's causal flash kernel.
+    `share_prompt_prefix` gives the same logits up to rounding. It is off by default: with SDPA (no flash-attn) its
+    per-sample form made the teacher forward slower at 2K and 8K (bench/step_time/README.md, the fair step time):
+    attending to a cached prefix loses SDPA's causal flash kernel. Its packed form (padding removed, sdpa_varlen or
+    fa4_varlen: each prefix once in the teacher's row) cuts the teacher's FLOPs to 0.55-0.72 of a full forward at 2K
+    (bench/step_time/results/teacher_tokens_cpu.json) and is not measured on a GPU yet.
     """
 
     mode: str = option("ema", "which weights score the teacher context: ema | trust_region | frozen | live")

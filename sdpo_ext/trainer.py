@@ -43,7 +43,7 @@ from sdpo_attempts.log import AttemptLog
 from sdpo_ext.judged import JudgedSample, is_valid
 from sdpo_ext.loss.packed_rows import jagged
 from sdpo_ext.startup.checks import check_config_keys, sdpo_setting_errors
-from sdpo_ext.startup.timeline import mark
+from sdpo_ext.startup.timeline import MarkedAttribute, mark
 from sdpo_ext.teacher_fields import teacher_fields
 from sdpo_ext.teacher_prep import in_background
 from sdpo_ext.ttrl.hooks import TTRLHooks
@@ -143,6 +143,16 @@ class SDPOTrainer(TTRLHooks, PPOTrainerSync):
         """verl's hook after the trainer's set-up, marked `init_done` on the start-up timeline."""
         mark("init_done")
         super().on_init_end()
+
+    # verl's `_setup` has no method between building the reward loop and the rollout servers, only these assignments
+    reward_loop_manager = MarkedAttribute("reward_loop_ready")
+    llm_server_manager = MarkedAttribute("rollout_servers_ready")
+
+    def _load_checkpoint(self):
+        """verl's resume, which `_setup` calls once the checkpoint engine is built and the rollout servers are asleep:
+        marked `checkpoint_engine_ready`."""
+        mark("checkpoint_engine_ready")
+        return super()._load_checkpoint()
 
     def on_train_begin(self):
         """verl's hook before the first step, marked `train_begin`."""

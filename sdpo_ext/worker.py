@@ -8,8 +8,10 @@ weights (no grad) on [teacher prompt | same response tokens], on the inputs the 
 does them), with the LM head on the response rows only; without remove-padding through `forward_step` itself. This
 is the authors' design (teacher forward per micro-batch, support from the current student) and it inherits verl's
 scaling: FSDP sharding, any micro-batch size, dynamic batch size, Ray placement. Ulysses sequence parallelism is not
-supported for the teacher forward (clear error). With `sdpo.teacher.share_prompt_prefix` the teacher instead calls its
-module sample by sample, on top of the KV cache of its group's shared prompt prefix (sdpo_ext.teacher.shared_prefix).
+supported for the teacher forward (clear error). With `sdpo.teacher.share_prompt_prefix` each group's shared prompt
+prefix is computed once (sdpo_ext.teacher.shared_prefix): on the packed path with our varlen attention in the same one
+forward, the prefix once in the row and every sample's rest attending to it (`KEY_SPANS`); otherwise sample by sample
+on top of the prefix's KV cache.
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from verl.utils.device import get_device_id, get_device_name
 from verl.workers.engine.fsdp.transformer_impl import FSDPEngineWithLMHead
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
+from sdpo_ext.attention import fa4, varlen
+from sdpo_ext.attention.varlen import KEY_SPANS, KeySpans
 from sdpo_ext.config import SDPOActorConfig
 from sdpo_ext.loss.packed_rows import jagged, response_logit_rows
 from sdpo_ext.loss_hook import LOG_PROBS_ONLY, SDPOLoss
@@ -38,6 +42,8 @@ from sdpo_ext.teacher.shared_prefix import (
     extended,
     forward_calls,
     full_attention_only,
+    micro_batch_group,
+    prefix_packing,
 )
 from sdpo_ext.teacher.weights import ema_update_, trust_region_logits
 
@@ -73,10 +79,13 @@ def _most_over_ranks(value: int, group) -> int:
     return int(most.item())
 
 
-def _forward_only_batch(micro_batch: TensorDict, sequences: list[torch.Tensor], samples: list[int]) -> TensorDict:
-    """`sequences` (of the micro-batch's `samples`) as a batch for the teacher engine's forward_step: the micro-batch's
-    padding settings and those samples' temperatures; no fused kernels or entropy; logits to the loss function."""
-    positions = [torch.arange(len(s), device=s.device) for s in sequences]
+def _forward_only_batch(micro_batch: TensorDict, sequences: list[torch.Tensor], samples: list[int],
+                        starts: Optional[list[int]] = None) -> TensorDict:
+    """`sequences` (of the micro-batch's `samples`, at positions from `starts`, 0 by default) as a batch for the teacher
+    engine's forward_step: the micro-batch's padding settings and those samples' temperatures; no fused kernels or
+    entropy; logits to the loss function."""
+    starts = starts or [0] * len(sequences)
+    positions = [torch.arange(p, p + len(s), device=s.device) for s, p in zip(sequences, starts)]
     temperature = micro_batch["temperature"]
     if isinstance(temperature, torch.Tensor) and temperature.dim() > 0:
         temperature = temperature[samples]
@@ -92,6 +101,15 @@ def _forward_only_batch(micro_batch: TensorDict, sequences: list[torch.Tensor], 
         distillation_only=True,
     )
     return batch
+
+
+def _packs_key_spans(engine, micro_batch: TensorDict) -> bool:
+    """Whether the teacher's forward can take a row whose spans attend to keys elsewhere in it (`KEY_SPANS`): the
+    model is called directly (`_keeps_rows`) and its attention is one of ours (sdpa_varlen, fa4_varlen), which read
+    the keyword; any other attention would ignore it and let every span attend to its own tokens only."""
+    model = getattr(engine.module, "module", engine.module)
+    attention = getattr(getattr(model, "config", None), "_attn_implementation", None)
+    return _keeps_rows(engine, micro_batch) and attention in (varlen.ATTN_IMPLEMENTATION, fa4.ATTN_IMPLEMENTATION)
 
 
 def _keeps_rows(engine, batch: TensorDict) -> bool:
@@ -181,7 +199,14 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
     @register(dispatch_mode=make_nd_compute_dataproto_dispatch_fn(mesh_name="actor"))
     def update_actor(self, data: TensorDict) -> TensorDict:
         """verl's; the teacher's prefix cache lives for this call only (its weights may change after it, and the
-        memory is the rollout's)."""
+        memory is the rollout's). With a shared teacher prefix and dynamic batch size, verl keeps as many consecutive
+        samples of a group in one micro-batch as fit (`force_group_size`), so that their prefix is computed once."""
+        if self.prefix_cache is not None and "force_group_size" not in data.keys():
+            engine_config = self.actor.engine_config
+            if engine_config.use_dynamic_bsz:
+                lengths = data["input_ids"].offsets().diff().tolist()
+                tu.assign_non_tensor(data, force_group_size=micro_batch_group(
+                    lengths, self.config.rollout.n, engine_config.max_token_len_per_gpu))
         try:
             return super().update_actor(data)
         finally:
@@ -202,6 +227,22 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         resp_lens = torch.tensor([len(responses[i]) for i in idx])
         return batch, response_logit_rows(seq_lens, resp_lens)
 
+    @staticmethod
+    def _prefix_packed_batch(micro_batch: TensorDict, active: torch.Tensor) -> tuple[TensorDict, torch.Tensor]:
+        """`_teacher_batch` with each distinct shared prompt prefix once in the row and every active sample's rest
+        attending to it (sdpo_ext.teacher.shared_prefix.prefix_packing, read by the attention as `KEY_SPANS`)."""
+        idx = active.nonzero().squeeze(-1).tolist()
+        prompts = micro_batch["teacher_prompt_ids"].unbind()
+        responses = micro_batch["responses"].unbind()
+        shared = micro_batch[TEACHER_PREFIX_LEN].tolist()
+        packing = prefix_packing([prompts[i].to(responses[i].device) for i in idx], [responses[i] for i in idx],
+                                 [shared[i] for i in idx])
+        batch = _forward_only_batch(micro_batch, packing.spans, [idx[o] for o in packing.owners], packing.starts)
+        tu.assign_non_tensor(batch, **{KEY_SPANS: KeySpans(
+            packing.key_index, packing.cu_seqlens_q, packing.cu_seqlens_k,
+            int(packing.cu_seqlens_q.diff().max()), int(packing.cu_seqlens_k.diff().max()))})
+        return batch, packing.rows
+
     def _forward_rows(self, engine, batch: TensorDict, rows: torch.Tensor, eval_ctx: bool) -> torch.Tensor:
         """The logits (temperature-scaled) at `rows` of the packed `batch`. With padding removed the model's LM head
         runs on those rows only (`logits_to_keep`, on the inputs verl's `prepare_model_inputs` builds for its own
@@ -216,8 +257,10 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         with torch.no_grad(), ctx:  # the inputs built inside the context, as forward_step builds them
             model_inputs, output_args = engine.prepare_model_inputs(micro_batch=batch.to(get_device_id()))
             rows = rows.to(model_inputs["input_ids"].device)
+            spans = tu.get_non_tensor_data(batch, KEY_SPANS, None)
+            extra = {} if spans is None else {KEY_SPANS: spans.to(rows.device)}
             with _autocast(engine):
-                logits = engine.module(**model_inputs, use_cache=False, logits_to_keep=rows).logits.squeeze(0)
+                logits = engine.module(**model_inputs, use_cache=False, logits_to_keep=rows, **extra).logits.squeeze(0)
         if logits.shape[0] != rows.numel():
             raise RuntimeError(f"the teacher model returned {logits.shape[0]} logit rows for logits_to_keep of "
                                f"{rows.numel()}: its forward does not honour a tensor logits_to_keep")
@@ -229,13 +272,15 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         """Teacher logits (temperature-scaled) at the rows predicting each active sample's response tokens; None when
         no sample is active. Called for every micro-batch: on several ranks the teacher's FSDP forward gathers its
         weights from all of them, so a rank without an active sample runs the same forwards on one token."""
-        if self.prefix_cache is not None and TEACHER_PREFIX_LEN in micro_batch.keys():
+        shared = self.prefix_cache is not None and TEACHER_PREFIX_LEN in micro_batch.keys()
+        if shared and not _packs_key_spans(self.ref.engine, micro_batch):
             return self._shared_prefix_logits(micro_batch, active)
         if not bool(active.any()):
             if _world_size() > 1:
                 self._teacher_rows(*self._one_token_batch(micro_batch))
             return None
-        return self._teacher_rows(*self._teacher_batch(micro_batch, active))
+        build = self._prefix_packed_batch if shared else self._teacher_batch
+        return self._teacher_rows(*build(micro_batch, active))
 
     def _teacher_rows(self, batch: TensorDict, rows: torch.Tensor) -> torch.Tensor:
         """The teacher's logits at `rows` of `batch`, by mode (one forward_step per engine it reads)."""

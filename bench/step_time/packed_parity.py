@@ -12,6 +12,12 @@ Reported: the largest logit gap (and relative to the largest logit), the largest
 largest gradient entry, the same two for `sdpa` packed against alone (transformers' block-diagonal mask: the
 numerical floor of two correct computations in the model's dtype), the first packed call's seconds (flash-attn-4
 JIT-compiles its kernels there) and the next calls', and the peak device memory of each way.
+
+With `--shared-prefix P` (issue 56) it checks and times the packed shared-prefix teacher instead, forward only as
+the teacher runs: `--samples` sequences [the same P tokens | one token of its own | `--response` tokens], the
+response-row logits (LM head on those rows only) of `prefix_packing`'s row (the prefix once, `KEY_SPANS`) against
+the same rows of the row the teacher packs today (every sequence whole) under `--attention`, and each sequence alone
+under `sdpa`; seconds per forward both ways (the first call compiles).
 """
 from __future__ import annotations
 
@@ -125,6 +131,65 @@ def measure(attention: str, shape: str, lengths: list[int], device: str, dtype: 
     }
 
 
+def measure_shared_prefix(attention: str, shape: str, prefix: int, samples: int, response: int, device: str,
+                          dtype: torch.dtype, repeats: int) -> dict:
+    """Logit gaps and forward seconds of the shared-prefix row against the whole row (module docstring)."""
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    from sdpo_ext.attention.registry import register_attention
+    from sdpo_ext.attention.varlen import KEY_SPANS, KeySpans
+    from sdpo_ext.loss.packed_rows import response_logit_rows
+    from sdpo_ext.teacher.shared_prefix import prefix_packing
+
+    register_attention()
+    torch.manual_seed(0)
+    model = Qwen3ForCausalLM(Qwen3Config(**SHAPES[shape], attn_implementation=attention)).to(device, dtype).eval()
+    g = torch.Generator().manual_seed(0)
+    draw = lambda n: torch.randint(0, SHAPES[shape]["vocab_size"], (n,), generator=g).to(device)  # noqa: E731
+    head = draw(prefix)
+    prompts = [torch.cat([head, draw(1)]) for _ in range(samples)]
+    responses = [draw(response) for _ in range(samples)]
+    whole = [torch.cat([p, r]) for p, r in zip(prompts, responses)]
+    packing = prefix_packing(prompts, responses, [prefix] * samples)
+    spans = KeySpans(packing.key_index, packing.cu_seqlens_q, packing.cu_seqlens_k,
+                     int(packing.cu_seqlens_q.diff().max()), int(packing.cu_seqlens_k.diff().max())).to(device)
+    ways = {
+        "whole": (torch.cat(whole), torch.cat([torch.arange(len(w)) for w in whole]),
+                  response_logit_rows(torch.tensor([len(w) for w in whole]), torch.tensor([response] * samples)), {}),
+        "shared_prefix": (torch.cat(packing.spans),
+                          torch.cat([torch.arange(p, p + len(t)) for t, p in zip(packing.spans, packing.starts)]),
+                          packing.rows, {KEY_SPANS: spans}),
+    }
+    logits, seconds, peak = {}, {}, {}
+    with torch.no_grad():
+        for name, (ids, positions, rows, extra) in ways.items():
+            _reset_peak(device)
+            seconds[name] = []
+            for _ in range(repeats):
+                _sync(device)
+                start = time.perf_counter()
+                logits[name] = model(input_ids=ids[None], position_ids=positions.to(device)[None],
+                                     use_cache=False, logits_to_keep=rows.to(device), **extra).logits[0]
+                _sync(device)
+                seconds[name].append(round(time.perf_counter() - start, 3))
+            peak[name] = _peak_gb(device)
+        model.set_attn_implementation("sdpa")
+        alone = torch.cat([model(input_ids=w[None], use_cache=False).logits[0, len(p) - 1:-1]
+                           for w, p in zip(whole, prompts)])
+    gap = lambda a, b: (a.float() - b.float()).abs().max().item()  # noqa: E731
+    return {
+        "attention": attention, "shape": shape, "dtype": str(dtype).removeprefix("torch."), "device": device,
+        "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "shared_prefix": prefix, "samples": samples, "response": response,
+        "tokens": {name: len(way[0]) for name, way in ways.items()},
+        "logit_max_abs": {"shared_prefix_vs_whole": gap(logits["shared_prefix"], logits["whole"]),
+                          "shared_prefix_vs_alone_sdpa": gap(logits["shared_prefix"], alone),
+                          "whole_vs_alone_sdpa_floor": gap(logits["whole"], alone)},
+        "max_logit": alone.float().abs().max().item(),
+        "seconds_per_forward": seconds, "peak_allocated_gb": peak,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attention", required=True,
@@ -134,17 +199,28 @@ def main() -> None:
                         help="tokens per packed sequence (default: about the 2K-reply rows of the step benchmark)")
     parser.add_argument("--dtype", choices=["bfloat16", "float32"], default="bfloat16")
     parser.add_argument("--repeats", type=int, default=3, help="forward+backward passes per way (the first compiles)")
+    parser.add_argument("--shared-prefix", type=int, default=None,
+                        help="check the shared-prefix teacher instead, with a prefix of this many tokens")
+    parser.add_argument("--samples", type=int, default=7, help="with --shared-prefix: sequences sharing it")
+    parser.add_argument("--response", type=int, default=2048, help="with --shared-prefix: response tokens each")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     if args.repeats < 2:
         parser.error("--repeats: at least 2 (the first call includes any kernel compilation)")
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    result = measure(args.attention, args.shape, args.lengths, device, getattr(torch, args.dtype), args.repeats)
+    dtype = getattr(torch, args.dtype)
+    if args.shared_prefix is not None:
+        result = measure_shared_prefix(args.attention, args.shape, args.shared_prefix, args.samples, args.response,
+                                       device, dtype, args.repeats)
+        shown = ("tokens", "logit_max_abs", "seconds_per_forward", "peak_allocated_gb")
+    else:
+        result = measure(args.attention, args.shape, args.lengths, device, dtype, args.repeats)
+        shown = ("packed_vs_alone", "sdpa_packed_vs_alone_floor", "first_call_s", "seconds_per_forward_backward",
+                 "peak_allocated_gb")
     result["call"] = " ".join(sys.argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
-    print(json.dumps({k: result[k] for k in ("packed_vs_alone", "sdpa_packed_vs_alone_floor", "first_call_s",
-                                             "seconds_per_forward_backward", "peak_allocated_gb")}))
+    print(json.dumps({k: result[k] for k in shown}))
 
 
 if __name__ == "__main__":

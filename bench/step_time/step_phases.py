@@ -21,8 +21,9 @@ run (`packed`): dynamic batch size, up to PACKED_TOKENS tokens packed per micro-
 (fa4_varlen on the H200, which has no flash-attn 2 build; transformers' flash_attention_4 fails there when
 packed). `grpo_fused` adds verl's fused log-prob kernels, which the SDPO family cannot use (its loss reads the
 logits), with verl's default torch implementation;
-`grpo_fused_triton` with its triton one. `sdpo_shared_prefix` computes each group's shared teacher-prompt prefix once
-(sdpo_ext.teacher.shared_prefix).
+`grpo_fused_triton` with its triton one. `sdpo_shared_prefix` and `srpo_shared_prefix` compute each group's shared
+teacher-prompt prefix once (sdpo_ext.teacher.shared_prefix; packed: in the teacher's one forward, each prefix once in
+its row, with a group's samples kept in one micro-batch as far as the token cap allows).
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ ALGOS: dict[str, tuple[str, tuple[str, ...]]] = {
     "sdpo": ("sdpo_kimina_1_7b", ()),
     "sdpo_shared_prefix": ("sdpo_kimina_1_7b", ("actor_rollout_ref.actor.sdpo.teacher.share_prompt_prefix=true",)),
     "srpo": ("srpo_kimina_1_7b", ()),
+    "srpo_shared_prefix": ("srpo_kimina_1_7b", ("actor_rollout_ref.actor.sdpo.teacher.share_prompt_prefix=true",)),
 }
 FAST = (  # padding removed: the kimina recipes' setting
     "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",

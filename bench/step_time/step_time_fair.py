@@ -31,6 +31,8 @@ CONFIGS = {
     "sdpo_shared_prefix": "SDPO with each group's shared teacher-prompt prefix computed once "
                           "(sdpo.teacher.share_prompt_prefix=true)",
     "srpo": "SRPO as the recipes run it (padding removed)",
+    "srpo_shared_prefix": "SRPO with each group's shared teacher-prompt prefix computed once "
+                          "(sdpo.teacher.share_prompt_prefix=true)",
 }
 FAMILIES = ("grpo", "sdpo", "srpo")
 PHASES = ("sdpo_prepare", "old_log_prob", "adv", "update_actor")

@@ -40,7 +40,9 @@ export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDP
 export SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
 # The start-up cut: no Ray dashboard (its processes start with every run), and Ray sized to what a run places
 # (sdpo_ext/startup/small_host.py: 3 + 1 + 1 + 1 CPUs) so it prestarts 8 idle workers, not one per host CPU.
-CUT_OVERRIDES=(+ray_kwargs.ray_init.include_dashboard=false ray_kwargs.ray_init.num_cpus=8)
+# CUT_EXTRA: further start-up switches for the cut runs (word-split; bench/ttrl/README.md, start-up: to measure)
+# shellcheck disable=SC2206
+CUT_OVERRIDES=(+ray_kwargs.ray_init.include_dashboard=false ray_kwargs.ray_init.num_cpus=8 ${CUT_EXTRA:-})
 
 # Runs share the one GPU and its host (bench/common/side_by_side.sh): 4k-token micro-batches, plus the job's batch shape.
 SIDE_BY_SIDE_TOKENS=4096

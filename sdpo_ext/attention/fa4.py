@@ -13,6 +13,9 @@ None). The sequences are those `sdpo_ext.attention.varlen` finds: per row, where
 the kept tokens of each row (a 2-D padding mask); or one sequence per row, causal aligned to its end when Lq < Lk
 (queries on a KV cache, the shared-prefix teacher). They are flattened to [total, H, D] with cumulative lengths
 `cu_seqlens` and integer `max_seqlen`, flash-attn's varlen layout; GQA stays grouped (the kernel takes Hkv | Hq).
+With `KEY_SPANS` (`sdpo_ext.attention.varlen.KeySpans`: the packed shared-prefix teacher) the query spans and their
+keys are the ones it names: the keys and values are gathered by its `key_index`, and the kernel's causal mask is
+aligned to the end of each span's keys.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from typing import Optional
 
 import torch
 
-from sdpo_ext.attention.varlen import sequence_bounds, text_positions
+from sdpo_ext.attention.varlen import KEY_SPANS, sequence_bounds, text_positions
 
 ATTN_IMPLEMENTATION = "fa4_varlen"
 """The value of `actor_rollout_ref.model.override_config.attn_implementation` that selects this attention."""
@@ -81,9 +84,20 @@ def fa4_varlen_attention(
     if dropout or sliding_window is not None or softcap is not None or kwargs.get("s_aux") is not None:
         raise NotImplementedError(f"attn_implementation={ATTN_IMPLEMENTATION} supports full attention without "
                                   "dropout only (no sliding window, softcap or attention sinks): use flash_attention_4")
-    position_ids = text_positions(kwargs, ATTN_IMPLEMENTATION)
     batch, heads, lq, dim = query.shape
     lk = key.shape[2]
+    causal = getattr(module, "is_causal", True) if is_causal is None else is_causal
+    spans = kwargs.get(KEY_SPANS)
+    if spans is not None:
+        if batch != 1 or attention_mask is not None or lq != lk:
+            raise NotImplementedError(f"{KEY_SPANS} takes one packed row without padding mask or KV cache")
+        index = spans.key_index.to(query.device)
+        out = (kernel or _kernel())(
+            query[0].transpose(0, 1), key[0].transpose(0, 1)[index], value[0].transpose(0, 1)[index],
+            cu_seqlens_q=spans.cu_seqlens_q.to(query.device), cu_seqlens_k=spans.cu_seqlens_k.to(query.device),
+            max_seqlen_q=spans.max_seqlen_q, max_seqlen_k=spans.max_seqlen_k, softmax_scale=scaling, causal=causal)
+        return (out[0] if isinstance(out, tuple) else out).reshape(1, lq, heads, -1), None
+    position_ids = text_positions(kwargs, ATTN_IMPLEMENTATION)
     q_idx, k_idx = _segments(batch, lq, lk, attention_mask, position_ids)
     flat = query.transpose(1, 2).reshape(batch * lq, heads, dim)
     keys = key.transpose(1, 2).reshape(batch * lk, key.shape[1], dim)
@@ -96,7 +110,7 @@ def fa4_varlen_attention(
         flat, keys, values,
         cu_seqlens_q=_cumulative(q_idx, query.device), cu_seqlens_k=_cumulative(k_idx, query.device),
         max_seqlen_q=max(len(s) for s in q_idx), max_seqlen_k=max(len(s) for s in k_idx),
-        softmax_scale=scaling, causal=getattr(module, "is_causal", True) if is_causal is None else is_causal)
+        softmax_scale=scaling, causal=causal)
     out = out[0] if isinstance(out, tuple) else out
     if kept is None:
         return out.reshape(batch, lq, heads, -1), None

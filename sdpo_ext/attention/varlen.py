@@ -11,7 +11,9 @@ so the work is sum_s L_s^2 and no T x T mask is ever built. A sequence starts wh
 previous one (p_t != p_{t-1} + 1), the rule transformers' `find_packed_sequence_indices` and flash-attn's
 `prepare_fa_kwargs_from_position_ids` use. With a 2-D padding mask (padding kept) each row's kept tokens form its
 sequence, as flash-attn's unpad does; padded rows come back as zeros. With a KV cache (queries shorter than keys: the
-shared-prefix teacher) the one sequence is causal aligned to its end (query i sees keys up to i + L_k - L_q).
+shared-prefix teacher) the one sequence is causal aligned to its end (query i sees keys up to i + L_k - L_q). With
+`KEY_SPANS` among the forward's keywords (`KeySpans`: the packed shared-prefix teacher) each query span of the one row
+attends to the keys it names, causal aligned to their end.
 
 It is the CPU path (tests, CI, debugging a packed run without CUDA); on GPUs use flash_attention_2 or, on Hopper and
 Blackwell, flash_attention_4. Registered under ATTN_IMPLEMENTATION by `sdpo_ext.plugin`; its mask function is
@@ -20,13 +22,32 @@ AttentionInterface: query [B, Hq, Lq, D], key/value [B, Hkv, Lk, D] -> ([B, Lq, 
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 import torch.nn.functional as F
 
 ATTN_IMPLEMENTATION = "sdpa_varlen"
 """The value of `actor_rollout_ref.model.override_config.attn_implementation` that selects this attention."""
+KEY_SPANS = "sdpo_key_spans"
+"""The model-forward keyword (passed on to the attention function) that carries a packed row's `KeySpans`."""
+
+
+class KeySpans(NamedTuple):
+    """One packed row whose query spans attend to keys anywhere in the row (sdpo_ext.teacher.shared_prefix.
+    prefix_packing): span s is rows [cu_seqlens_q[s], cu_seqlens_q[s+1]) (the spans tile the row in order) and attends
+    to rows key_index[cu_seqlens_k[s]:cu_seqlens_k[s+1]], causal aligned to their end; flash-attn's varlen layout."""
+
+    key_index: torch.Tensor  # int64 [K]
+    cu_seqlens_q: torch.Tensor  # int32 [S + 1]
+    cu_seqlens_k: torch.Tensor  # int32 [S + 1]
+    max_seqlen_q: int
+    max_seqlen_k: int
+
+    def to(self, device: torch.device) -> KeySpans:
+        """The same spans with their tensors on `device`."""
+        return self._replace(key_index=self.key_index.to(device), cu_seqlens_q=self.cu_seqlens_q.to(device),
+                             cu_seqlens_k=self.cu_seqlens_k.to(device))
 
 
 def sequence_bounds(position_ids: Optional[torch.Tensor], length: int) -> list[tuple[int, int]]:
@@ -83,8 +104,18 @@ def varlen_sdpa_attention(
     groups = query.shape[1] // key.shape[1]
     key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
     batch, lq, lk = query.shape[0], query.shape[2], key.shape[2]
-    position_ids = text_positions(kwargs, ATTN_IMPLEMENTATION)
     out = query.new_zeros(batch, query.shape[1], lq, query.shape[3])
+    spans = kwargs.get(KEY_SPANS)
+    if spans is not None:
+        if batch != 1 or attention_mask is not None or lq != lk:
+            raise NotImplementedError(f"{KEY_SPANS} takes one packed row without padding mask or KV cache")
+        cu_q, cu_k = spans.cu_seqlens_q.tolist(), spans.cu_seqlens_k.tolist()
+        for s in range(len(cu_q) - 1):
+            keys = spans.key_index[cu_k[s]:cu_k[s + 1]].to(key.device)
+            out[0, :, cu_q[s]:cu_q[s + 1]] = _causal(query[0, :, cu_q[s]:cu_q[s + 1]], key[0][:, keys],
+                                                     value[0][:, keys], scale=scaling, dropout=dropout, causal=causal)
+        return out.transpose(1, 2).contiguous(), None
+    position_ids = text_positions(kwargs, ATTN_IMPLEMENTATION)
     for b in range(batch):
         if attention_mask is not None:  # padding kept: the row's kept tokens are its sequence
             if lq != lk:

@@ -39,6 +39,19 @@ def test_registrations_happen_on_import_verl_in_a_fresh_process(tmp_path, first)
     assert got == {"adv": True, "loss": True, "trainer": "sdpo_ext.trainer", "resolver": True}
 
 
+def test_the_plugin_leaves_verls_trainers_unimported_until_a_process_imports_them(tmp_path):
+    """A worker, reward or server process imports verl but never the v1 trainers (about 500 modules, 1.3 s of CPU a
+    process on this box: bench/ttrl/README.md, start-up); the plugin registers SDPOTrainer when they are imported."""
+    code = ("import sys, verl, verl.workers.engine_workers\n"
+            "print('verl.trainer.ppo.v1' in sys.modules, 'sdpo_ext.trainer' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "VERL_USE_EXTERNAL_PLUGINS"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False False"
+
+
 def test_plugin_can_be_disabled_like_any_verl_plugin(tmp_path):
     code = ("import verl\nfrom verl.trainer.ppo import core_algos\n"
             "print('grpo_valid' in core_algos.ADV_ESTIMATOR_REGISTRY)")

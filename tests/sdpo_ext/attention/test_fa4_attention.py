@@ -109,3 +109,26 @@ def test_a_registered_model_gives_each_packed_sequence_its_own_logits(monkeypatc
         packed = model(input_ids=torch.cat([a, b], 1), position_ids=packed_positions((7, 5)), attention_mask=None,
                        use_cache=False).logits[0]
     torch.testing.assert_close(packed, alone, rtol=0, atol=1e-5)
+
+
+def test_a_row_with_a_shared_prefix_once_is_one_call_on_the_gathered_keys(monkeypatch):
+    """The packed shared-prefix teacher's row (tests/sdpo_ext/attention/test_varlen_attention.py) through fa4_varlen
+    with the stand-in kernel: one call whose keys are gathered per span, the same logits as each whole sequence."""
+    from tests.sdpo_ext.attention.test_varlen_attention import (
+        _tiny_qwen3,
+        shared_prefix_case,
+        shared_prefix_logits,
+        whole_sequence_logits,
+    )
+
+    kernel = StandIn()
+    monkeypatch.setattr(fa4_attention, "_kernel", lambda: kernel)
+    model = _tiny_qwen3(ATTN_IMPLEMENTATION)
+    prompts, responses, shared = shared_prefix_case()
+    ours = shared_prefix_logits(model, prompts, responses, shared)
+    model.set_attn_implementation("eager")  # its softmax runs in fp32
+    torch.testing.assert_close(ours, whole_sequence_logits(model, prompts, responses), rtol=0, atol=1e-6)
+    first = kernel.calls[0]  # layer 0: the prefix once (9), each rest; the rests' keys include the prefix
+    assert first["cu_seqlens_q"].tolist() == [0, 9, 14, 23, 30, 38] and first["q_rows"] == 38
+    assert first["cu_seqlens_k"].diff().tolist() == [9, 14, 18, 16, 8] and type(first["max_seqlen_k"]) is int
+    assert len(kernel.calls) == 2  # one per layer

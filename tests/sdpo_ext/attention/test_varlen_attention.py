@@ -111,3 +111,51 @@ def test_each_sequence_runs_torchs_fused_kernel_not_the_math_one():
         varlen_sdpa_attention(_Causal(), q, q, q, None, position_ids=packed_positions((10, 14)))
     kernels = {e.name for e in prof.events() if e.name.startswith("aten::_scaled_dot_product")}
     assert kernels and "aten::_scaled_dot_product_attention_math" not in kernels, kernels
+
+
+def _tiny_qwen3(attention: str):
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    import sdpo_ext.plugin  # noqa: F401  (registers the attention, as `import verl` does in every worker)
+
+    torch.manual_seed(0)
+    config = Qwen3Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=8, attn_implementation=attention)
+    return Qwen3ForCausalLM(config).eval().double()
+
+
+def shared_prefix_logits(model, prompts, responses, shared):
+    """The response-row logits of a row packed with each shared prefix once (the packed shared-prefix teacher)."""
+    from sdpo_ext.attention.varlen import KEY_SPANS, KeySpans
+    from sdpo_ext.teacher.shared_prefix import prefix_packing
+
+    packing = prefix_packing(prompts, responses, shared)
+    spans = KeySpans(packing.key_index, packing.cu_seqlens_q, packing.cu_seqlens_k,
+                     int(packing.cu_seqlens_q.diff().max()), int(packing.cu_seqlens_k.diff().max()))
+    positions = torch.cat([torch.arange(p, p + len(s)) for s, p in zip(packing.spans, packing.starts)])
+    with torch.no_grad():
+        return model(input_ids=torch.cat(packing.spans)[None], position_ids=positions[None], attention_mask=None,
+                     use_cache=False, logits_to_keep=packing.rows, **{KEY_SPANS: spans}).logits[0]
+
+
+def whole_sequence_logits(model, prompts, responses):
+    """The same rows from each [prompt | response] run alone."""
+    with torch.no_grad():
+        return torch.cat([model(torch.cat([p, r])[None]).logits[0, len(p) - 1:-1] for p, r in zip(prompts, responses)])
+
+
+def shared_prefix_case():
+    g = torch.Generator().manual_seed(3)
+    prefix, other = torch.randint(0, 64, (9,), generator=g), torch.randint(0, 64, (5,), generator=g)
+    prompts = [torch.cat([prefix, torch.randint(0, 64, (n,), generator=g)]) for n in (1, 3, 2)] + [other]
+    responses = [torch.randint(0, 64, (n,), generator=g) for n in (4, 6, 5, 3)]
+    return prompts, responses, [9, 9, 9, 0]
+
+
+def test_a_row_with_a_shared_prefix_once_gives_the_whole_sequences_logits():
+    """Three samples share a 9-token prefix, stored once in the row; a fourth shares none. Their response-row logits
+    equal those of each whole sequence run alone (fp64)."""
+    model = _tiny_qwen3(ATTN_IMPLEMENTATION)
+    prompts, responses, shared = shared_prefix_case()
+    torch.testing.assert_close(shared_prefix_logits(model, prompts, responses, shared),
+                               whole_sequence_logits(model, prompts, responses), rtol=0, atol=1e-10)

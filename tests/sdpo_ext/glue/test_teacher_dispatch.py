@@ -241,12 +241,34 @@ def test_the_prefix_cache_lives_for_one_update_call(monkeypatch):
             return "output"
 
         monkeypatch.setattr(ActorRolloutRefWorker, "update_actor", update)
+        data = tu.get_tensordict({"input_ids": nested([torch.arange(5)] * 4)})
+        tu.assign_non_tensor(data, force_group_size=1)  # the trainer's own choice: left as it is
         if outcome == "raises":
             with pytest.raises(RuntimeError, match="update failed"):
-                SDPOActorRolloutRefWorker.update_actor(worker, None)
+                SDPOActorRolloutRefWorker.update_actor(worker, data)
         else:
-            assert SDPOActorRolloutRefWorker.update_actor(worker, None) == "output"
+            assert SDPOActorRolloutRefWorker.update_actor(worker, data) == "output"
         assert worker.prefix_cache.prefix is None
+
+
+@pytest.mark.parametrize("dynamic", [True, False])
+def test_with_a_shared_prefix_verl_keeps_the_groups_samples_in_one_micro_batch(monkeypatch, dynamic):
+    """With dynamic batch size the update asks verl for micro-batches of whole group parts (`force_group_size`): the
+    largest part of a group of 4 whose sequences fit the token cap (here 2 of 5 tokens in 12). Without, the micro-batch
+    size is fixed, and force_group_size would multiply it: left unset."""
+    from verl.workers.engine_workers import ActorRolloutRefWorker
+
+    from sdpo_ext.teacher.shared_prefix import PrefixKVCache
+
+    worker = make_worker("frozen")
+    worker.prefix_cache = PrefixKVCache()
+    worker.config = SimpleNamespace(rollout=SimpleNamespace(n=4))
+    worker.actor.engine_config = SimpleNamespace(use_dynamic_bsz=dynamic, max_token_len_per_gpu=12)
+    seen = []
+    monkeypatch.setattr(ActorRolloutRefWorker, "update_actor",
+                        lambda self, data: seen.append(tu.get_non_tensor_data(data, "force_group_size", None)))
+    SDPOActorRolloutRefWorker.update_actor(worker, tu.get_tensordict({"input_ids": nested([torch.arange(5)] * 8)}))
+    assert seen == [2 if dynamic else None]
 
 
 class ForwardWithKwargs(torch.nn.Module):

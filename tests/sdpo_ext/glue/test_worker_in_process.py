@@ -52,6 +52,10 @@ def parameters(engine) -> dict[str, torch.Tensor]:
 def test_one_step_of_the_real_worker_updates_the_policy(algo, model_dir, smollm2_tokenizer, cpu):
     batch = step_batch(algo, model_dir, smollm2_tokenizer)
     worker = worker_for(batch, algo)
+    teacher_rows: list[int] = []
+    if worker.ref is not None:
+        worker.ref.engine.module.lm_head.register_forward_hook(
+            lambda module, args, out: teacher_rows.append(args[0].shape[1]))
     before = parameters(worker.actor.engine)
     phases, metrics = batch.step(worker, sdpo_enabled=algo != "grpo")
     after = parameters(worker.actor.engine)
@@ -63,6 +67,9 @@ def test_one_step_of_the_real_worker_updates_the_policy(algo, model_dir, smollm2
     else:
         # SDPO distils the 7 failed samples; SRPO the 3 failed samples whose group has a success
         assert metrics["actor/sdpo/active_sample_fraction"] == pytest.approx(7 / 8 if algo == "sdpo" else 3 / 8)
+        # teacher rows for the distilled samples' responses only (12 + i tokens for sample i): none for the correct
+        # sample (no teacher signal) nor, in SRPO, for the samples routed to the policy gradient (weight 0)
+        assert sum(teacher_rows) == sum(12 + i for i in (range(1, 8) if algo == "sdpo" else range(1, 4)))
         assert phases["sdpo_ema_update"] >= 0.0 and phases["sdpo_teacher_forward"] > 0.0
 
 
@@ -264,3 +271,41 @@ def test_the_synthetic_rollout_job_drives_the_real_worker_packed_into_the_packed
             for algo, run in runs.items()}
     assert row["ratio_sdpo_over_grpo"] == pytest.approx(step["sdpo"] / step["grpo"], abs=1e-3)
     assert row["phases"]["sdpo"]["sdpo_teacher_forward"] > 0
+
+
+def test_packed_a_shared_teacher_prefix_is_in_the_row_once_and_gives_the_same_logits(model_dir, smollm2_tokenizer,
+                                                                                      cpu, monkeypatch):
+    """sdpo.teacher.share_prompt_prefix on the packed path (sdpa_varlen, dynamic batch size): one teacher forward
+    per micro-batch as without it, each group's shared prefix once in its row; the teacher logits are those of every
+    whole [teacher prompt | response] within one bf16 rounding step, and so is the SDPO loss."""
+    from sdpo_ext.teacher import shared_prefix
+    from sdpo_ext.worker import SDPOActorRolloutRefWorker
+
+    monkeypatch.setattr(shared_prefix, "MIN_SHARED_PREFIX", 16)  # this test's teacher prompts: 63 and 86 tokens
+    teacher_forward = SDPOActorRolloutRefWorker._teacher_response_logits
+
+    def step(algo: str) -> tuple[list[torch.Tensor], list[int], dict[str, float]]:
+        seen: list[torch.Tensor] = []
+        monkeypatch.setattr(SDPOActorRolloutRefWorker, "_teacher_response_logits",
+                            lambda self, mb, active: seen.append(teacher_forward(self, mb, active)) or seen[-1])
+        cfg = compose_config([*overrides(algo, model_dir, 2, 4, 64, attention="sdpa_varlen"), *CPU_CONFIG_OVERRIDES])
+        batch = random_rollout_batch(cfg, smollm2_tokenizer, 2, 4, first_length=12)
+        worker = worker_for(batch, algo)
+        tokens: list[int] = []
+        worker.ref.engine.module.model.embed_tokens.register_forward_hook(
+            lambda module, args, out: tokens.append(args[0].numel()))
+        _, metrics = batch.step(worker, sdpo_enabled=True)
+        return seen, tokens, metrics
+
+    shared, shared_tokens, shared_metrics = step("sdpo_shared_prefix")
+    whole, whole_tokens, whole_metrics = step("sdpo")
+    assert len(shared_tokens) == len(whole_tokens)  # one teacher forward per micro-batch either way
+    # 7 distilled samples: 3 with the 63-token prompt (62 shared), 4 with the 86-token one (85 shared), each computed
+    # once per micro-batch that holds its group
+    assert sum(whole_tokens) - sum(shared_tokens) >= 62 + 2 * 85
+    shared, whole = [t for t in shared if t is not None], [t for t in whole if t is not None]
+    assert len(shared) == len(whole) > 0
+    for a, b in zip(shared, whole):
+        assert a.dtype == b.dtype == torch.bfloat16 and a.shape == b.shape
+        torch.testing.assert_close(a.float(), b.float(), rtol=0, atol=2**-7 * b.float().abs().max().item())
+    assert shared_metrics["actor/sdpo/loss"] == pytest.approx(whole_metrics["actor/sdpo/loss"], rel=1e-2)

@@ -4,7 +4,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sdpo_ext.teacher.shared_prefix import MIN_SHARED_PREFIX, PrefixKVCache, forward_calls, group_prefix_lengths
+from sdpo_ext.teacher.shared_prefix import (
+    MIN_SHARED_PREFIX,
+    PrefixKVCache,
+    forward_calls,
+    group_prefix_lengths,
+    micro_batch_group,
+    prefix_packing,
+)
 
 HEAD = list(range(1000, 1000 + MIN_SHARED_PREFIX + 10))  # chat template + original prompt
 
@@ -89,3 +96,40 @@ def test_a_forward_on_top_of_the_prefix_leaves_the_prefix_tensors_in_the_cache()
     torch.testing.assert_close(cached, whole, rtol=1e-5, atol=1e-5)
     assert cache.get_seq_length() == 5
     assert all(layer.keys is k and layer.values is v for layer, (k, v) in zip(cache.layers, prefix))
+
+
+def test_a_packing_holds_each_prefix_once_and_every_rest_attends_to_it():
+    prefix = torch.arange(100, 106)
+    prompts = [torch.cat([prefix, torch.tensor([1])]), torch.cat([prefix, torch.tensor([2, 3])]), torch.tensor([9, 8])]
+    responses = [torch.tensor([41, 42]), torch.tensor([43]), torch.tensor([44, 45, 46])]
+    packing = prefix_packing(prompts, responses, [6, 6, 0])
+    assert [s.tolist() for s in packing.spans] == [prefix.tolist(), [1, 41, 42], [2, 3, 43], [9, 8, 44, 45, 46]]
+    assert packing.starts == [0, 6, 6, 0] and packing.owners == [0, 0, 1, 2]
+    assert packing.cu_seqlens_q.tolist() == [0, 6, 9, 12, 17] and packing.cu_seqlens_q.dtype == torch.int32
+    keys = packing.key_index.split(packing.cu_seqlens_k.diff().tolist())
+    assert [k.tolist() for k in keys] == [list(range(6)), [*range(6), 6, 7, 8], [*range(6), 9, 10, 11],
+                                          list(range(12, 17))]
+    # the rows predicting each response token: the last prompt row on, in sample order
+    assert packing.rows.tolist() == [6, 7, 10, 13, 14, 15]
+    row = torch.cat(packing.spans)
+    targets = torch.cat([row[r + 1:r + 2] for r in packing.rows.tolist()])
+    assert targets.tolist() == torch.cat(responses).tolist()
+    # the model runs 6 + 3 + 3 + 5 = 17 tokens instead of 9 + 9 + 5
+    assert len(row) == 17 < sum(len(p) + len(r) for p, r in zip(prompts, responses))
+
+
+def test_a_prefix_as_long_as_its_prompt_is_refused():
+    with pytest.raises(ValueError, match="sample 0: shared prefix 3"):
+        prefix_packing([torch.tensor([1, 2, 3])], [torch.tensor([4])], [3])
+
+
+def test_failed_siblings_share_their_whole_prompt_beside_a_correct_sample_shown_something_else():
+    demo, own = HEAD + [7, 8, 9], HEAD + [5]  # the failed ones see the proof; the correct one its own feedback
+    assert group_prefix_lengths([own, demo, demo, demo], ["a"] * 4, [True] * 4) == [len(HEAD)] + [len(demo) - 1] * 3
+
+
+def test_verls_micro_batches_keep_the_largest_group_part_that_fits():
+    assert micro_batch_group([3000] * 16, 8, 26624) == 8  # 2K replies: a whole group of 8 fits
+    assert micro_batch_group([9226] * 16, 8, 26624) == 2  # 8K replies: pairs
+    assert micro_batch_group([9226] * 16, 8, 9000) == 1
+    assert micro_batch_group([3000] * 12, 8, 26624) == 4  # a shard of 12 samples: blocks of 4
