@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from lean_env.evaluated import AESOP_BUILDERS, AESOP_PHASES
 from lean_env.lexer import Token, name_parts
 from lean_env.tables import rows
 
@@ -52,8 +53,7 @@ ATTRIBUTE_ARGS: dict[str, frozenset[str]] = {   # attribute -> the words it may 
                          "unusedHavesSuffices", "synTaut", "explicitVarsOfIff", "fintypeFinite", "ge_or_gt"}),
     # aesop: phase, success probability `50%` or penalty, and the builders that only use the declaration's type
     # (not `tactic`, which runs the helper as TacticM code, nor the term-taking `(pattern := …)`, `(immediate := …)`)
-    "aesop": frozenset({"safe", "norm", "unsafe", "%", "-", "apply", "forward", "destruct", "constructors", "cases",
-                        "simp", "unfold"}),
+    "aesop": AESOP_PHASES | AESOP_BUILDERS | {"%", "-"},
 }
 ALLOWED_ATTRIBUTES = frozenset(ATTRIBUTE_ARGS)
 HEADER_MAX_HEARTBEATS = 400_000   # DEFAULT_HEADER's `set_option maxHeartbeats`, and the bound of the model's code
@@ -113,7 +113,7 @@ RAW_OPENERS = frozenset(r.first_atom for r in _UNFOLLOWED if r.scope == "global"
 
 _SORRY = re.compile(r"(?m)(?:^|\.)(sorry|admit|sorryAx)(?=\.|$)")
 _FORBIDDEN = re.compile("(?m)(?:^|\\.)(" + "|".join(re.escape(p) for p in sorted(FORBIDDEN_PARTS)) +
-                        r"|unsafe[^.\n]*)(?=\.|$)|^Lean\.(?:" + "|".join(sorted(_META)) + r")(?=\.|$)")
+                        r"|unsafe[^.\n]*|_aux[^.\n]*)(?=\.|$)|^Lean\.(?:" + "|".join(sorted(_META)) + r")(?=\.|$)")
 
 
 def forbidden_names(idents: list[Token]) -> tuple[Token, str, bool] | None:
@@ -190,8 +190,10 @@ def _raw_reason(what: str, namespace: tuple[str, ...]) -> str:
             "cannot follow (lean_env/tables/raw_syntax.txt)")
 
 
-def attribute_problem(attribute: list[Token]) -> str | None:
-    """Why one `@[…]` (its tokens between the brackets) is not allowed: an unknown attribute or argument word."""
+def attribute_problem(attribute: list[Token], kind: str = "theorem") -> str | None:
+    """Why one `@[…]` (its tokens between the brackets) on a declaration of `kind` (`theorem`, `def`, …) is not
+    allowed: an unknown attribute or argument word, or an aesop rule whose builder the declaration's type picks
+    (no builder word) on anything but a `theorem`/`lemma` (a proposition: never the tactic builder)."""
     if not attribute:
         return "the attribute `@[]` is not allowed"
     entries: list[list[Token]] = [[]]
@@ -210,6 +212,10 @@ def attribute_problem(attribute: list[Token]) -> str | None:
             allowed = ", ".join(sorted(words)) or "none"
             return (f"`@[{entry[0].text} …]` may not take `{bad_arg.text}` (an attribute argument that is a term, "
                     f"a tactic or a code-running rule builder; allowed words: {allowed})")
+        if entry[0].text == "aesop" and kind not in ("theorem", "lemma") and \
+                not any(t.text in AESOP_BUILDERS for t in entry):
+            return (f"`@[aesop …]` on a `{kind}` needs a builder word ({', '.join(sorted(AESOP_BUILDERS))}): "
+                    "without one, aesop's default builder runs a definition of tactic type as a tactic")
     return None
 
 
@@ -221,7 +227,7 @@ def helper_problem(cmd: Command, full_name: tuple[str, ...], statement_uses: fro
     if bad_mod:
         return f"the modifier `{bad_mod}` is not allowed on `{name}`"
     for attribute in cmd.attributes:
-        why = attribute_problem(attribute)
+        why = attribute_problem(attribute, cmd.head.text if cmd.head is not None else "")
         if why:
             return why
     if "_root_" in full_name:

@@ -22,8 +22,9 @@ import unicodedata
 from dataclasses import dataclass
 
 from lean_env.commands import Command, split_commands
+from lean_env.evaluated import aesop_clause_problem, aesop_phase_words, answer_declarations, config_problem
 from lean_env.lexer import Token, lex, name_parts
-from lean_env.meta_code import answer_opens, config_problem, declared_names, name_problem, trusted_opens
+from lean_env.meta_code import answer_opens, name_problem, trusted_opens
 from lean_env.meta_code import namespace_problem as meta_namespace_problem
 from lean_env.parse import extract_answer
 from lean_env.rules import (
@@ -201,12 +202,14 @@ def _without(text: str, start: int, end: int, dropped: list[Command]) -> str:
 
 
 def _scan_names(code: list[Token], text: str) -> None:
-    """FORBIDDEN for lexing ambiguities and syntax quotations, SORRY for sorry-like names, FORBIDDEN for other
-    forbidden names (identifiers and name literals alike)."""
+    """FORBIDDEN for lexing ambiguities, syntax quotations and `…%` term elaborators, SORRY for sorry-like names,
+    FORBIDDEN for other forbidden names (identifiers and name literals alike; aesop's `unsafe` phase word is no
+    name)."""
     error = next((t for t in code if t.kind == "error"), None)
     if error is not None:
         raise Reject(Verdict.FORBIDDEN, f"the answer contains {error.text} (line {_line(text, error)})")
-    hit = forbidden_names([t for t in code if t.kind in ("ident", "name")])
+    phase_words = aesop_phase_words(code)
+    hit = forbidden_names([t for i, t in enumerate(code) if t.kind in ("ident", "name") and i not in phase_words])
     if hit is not None:
         token, name, is_sorry = hit
         raise Reject(Verdict.SORRY if is_sorry else Verdict.FORBIDDEN,
@@ -214,12 +217,18 @@ def _scan_names(code: list[Token], text: str) -> None:
     quote = next((t for t in code if t.kind == "sym" and "`" in t.text), None)
     if quote is not None:
         raise Reject(Verdict.FORBIDDEN, f"the answer contains a syntax quotation (line {_line(text, quote)})")
+    elaborator = next((t for t in code if t.kind == "sym" and len(t.text) > 1 and t.text.endswith("%")), None)
+    if elaborator is not None:   # `type_of%`, `eval%`, `decl_name%`, …: elaborator helpers, no mathematics
+        raise Reject(Verdict.FORBIDDEN, f"the answer uses the term elaborator `{elaborator.text}`, which reads or "
+                                        f"runs code at elaboration (line {_line(text, elaborator)})")
 
 
 def _check_meta_code(code: list[Token], text: str, opens: frozenset[tuple[str, ...]]) -> None:
-    """FORBIDDEN for a name of the meta-level API and for a tactic configuration that is not literal data
-    (`lean_env.meta_code`)."""
-    for hit in (name_problem(code, opens | answer_opens(code)), config_problem(code, declared_names(code))):
+    """FORBIDDEN for a name of the meta-level API (`lean_env.meta_code`), and for a tactic configuration that is not
+    a literal of known data fields or an aesop rule that could run the answer's code (`lean_env.evaluated`)."""
+    declared = answer_declarations(code, text)
+    for hit in (name_problem(code, opens | answer_opens(code)), config_problem(code),
+                aesop_clause_problem(code, declared)):
         if hit is not None:
             raise Reject(Verdict.FORBIDDEN, f"{hit[1]} (line {_line(text, hit[0])})")
 

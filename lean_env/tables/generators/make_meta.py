@@ -7,13 +7,15 @@ message log), which the screen refuses to let model code name or open.
 
 A declaration is meta-level when its signature or body names a meta type: one of core's monads and state types
 (SEEDS: `MetaM`, `TacticM`, `TermElabM`, `CommandElabM`, `CoreM`, `MacroM`, `AttrM`, `SimpM`, `DelabM`, `ImportM`,
-`IO`, `EIO`, `BaseIO`, `Environment`, `MessageLog`) or a type-like declaration (a structure, class, inductive, or an
-upper-case `def`/`abbrev`) of the closure that is itself meta-level and whose last name part is declared only once
-in the closure (a word as common as `State` or `Config` would make everything meta), to a fixed point: so
-`Linarith.Preprocessor` (a structure whose field is a `MetaM` function) is meta, and so is every declaration that
-mentions it. Identifiers are compared by their last name part (`Meta.Simp.Config` as `Config`). `private`
-declarations cannot be named from another file and are left out. Core Lean is not scanned (no lean4 tree can be
-read here, see `core.txt`): `core_meta.txt` names core's meta-level namespaces and root functions, transcribed.
+`IO`, `EIO`, `BaseIO`, `Environment`, `MessageLog`, and core's elaborator type abbreviations ELABORATOR_TYPES:
+`Tactic`, `TermElab`, `CommandElab`, `Macro`, `Delab`, `Unexpander`, `Simproc`, …) or a type-like declaration (a
+structure, class, inductive, or an upper-case `def`/`abbrev`) of the closure that is itself meta-level and whose last
+name part is declared only once in the closure (a word as common as `State` or `Config` would make everything meta),
+to a fixed point: so `Linarith.Preprocessor` (a structure whose field is a `MetaM` function) is meta, and so is every
+declaration that mentions it. Identifiers are compared by their last name part (`Meta.Simp.Config` as `Config`).
+`private` declarations cannot be named from another file and are left out. Core Lean is not scanned (no lean4 tree
+can be read here, see `core.txt`): `core_meta.txt` names core's meta-level namespaces and root functions,
+transcribed.
 Output: header lines, then `<full name>\\t<package>:<module>` per meta-level declaration, sorted; the core entries are
 written with source `core`. The screen (`lean_env.rules.meta_name_problem`) refuses an identifier that resolves into
 one of these names and an `open`/`namespace` of a namespace that holds one.
@@ -29,8 +31,14 @@ from lean_env.tables.generators.lean_source import namespaces
 from lean_env.tables.generators.make_tables import add_source_arguments, closure_sources, source_packages, write_names
 from lean_env.tables.generators.source_lexemes import lexemes
 
+# core's elaborator type abbreviations (issue 57): `def evalFoo : Tactic := …` names no monad, yet its value is
+# TacticM code (`Tactic` is `Syntax → TacticM Unit`); likewise term and command elaborators, macros, delaborators,
+# unexpanders, simprocs and simp dischargers, parenthesizers, formatters and parsers
+ELABORATOR_TYPES = frozenset({"Tactic", "TermElab", "CommandElab", "Macro", "Delab", "Unexpander", "UnexpandM",
+                              "Simproc", "DSimproc", "Discharge", "Parenthesizer", "ParenthesizerM", "Formatter",
+                              "FormatterM", "Parser", "ParserFn", "TrailingParser"})
 SEEDS = frozenset({"MetaM", "TacticM", "TermElabM", "CommandElabM", "CoreM", "MacroM", "AttrM", "SimpM", "DelabM",
-                   "ImportM", "IO", "EIO", "BaseIO", "Environment", "MessageLog"})
+                   "ImportM", "IO", "EIO", "BaseIO", "Environment", "MessageLog"}) | ELABORATOR_TYPES
 _KINDS = frozenset({"def", "abbrev", "structure", "class", "inductive", "opaque"})
 _TYPE_KINDS = frozenset({"structure", "class", "inductive"})
 _LINE_PREFIX = re.compile(r"[ \t]*(?:@\[[^\]\n]*\][ \t\n]*)?(?:(?:noncomputable|protected|partial|unsafe|nonrec|"
