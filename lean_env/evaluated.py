@@ -45,8 +45,10 @@ class Declared:
     code: frozenset[str]
 
 
-def _first_on_line(code: list[Token], text: str) -> list[bool]:
-    return [i == 0 or text.rfind("\n", 0, t.start) >= code[i - 1].end for i, t in enumerate(code)]
+def _line_positions(code: list[Token], text: str) -> tuple[list[bool], list[bool]]:
+    """Per token: whether it is the first on its line, and whether it stands in column 0 (linear in `text`)."""
+    first = [i == 0 or "\n" in text[code[i - 1].end:t.start] for i, t in enumerate(code)]
+    return first, [t.start == 0 or text[t.start - 1] == "\n" for t in code]
 
 
 def answer_declarations(code: list[Token], text: str) -> Declared:
@@ -55,12 +57,10 @@ def answer_declarations(code: list[Token], text: str) -> Declared:
     block (up to the next column-0 token: the further auxiliary definitions of the block)."""
     names: set[str] = set()
     code_names: set[str] = set()
-    first = _first_on_line(code, text)
+    first, column_0 = _line_positions(code, text)
     in_block = False
     for i, t in enumerate(code):
-        if first[i] and t.start == text.rfind("\n", 0, t.start) + 1:   # column 0: a new command (or its `where`)
-            in_block = False
-        in_block = in_block or t.text in ("where", "rec")
+        in_block = (in_block and not column_0[i]) or t.text in ("where", "rec")
         if t.kind != "ident" or i == 0:
             continue
         before = code[i - 1].text
@@ -76,7 +76,10 @@ def _is_config(name: str) -> bool:
     return name in CONFIG_ARGUMENTS or name.endswith(_CONFIG_SUFFIXES)
 
 
-def _value_end(tokens: list[Token], i: int) -> int | None:
+_MAX_NESTING = 4   # configuration literals nest one level (`simp_config := { … }` inside aesop's); bounds the recursion
+
+
+def _value_end(tokens: list[Token], i: int, depth: int = 0) -> int | None:
     """Index after the literal value at `i`, None when it is not one (module docstring)."""
     t = tokens[i] if i < len(tokens) else None
     if t is None:
@@ -86,16 +89,16 @@ def _value_end(tokens: list[Token], i: int) -> int | None:
     if t.text == "." and i + 1 < len(tokens) and tokens[i + 1].text in CONFIG_CONSTRUCTORS and \
             tokens[i + 1].start == t.end:
         return i + 2
-    return _structure_end(tokens, i) if t.text == "{" else None
+    return _structure_end(tokens, i, depth + 1) if t.text == "{" and depth < _MAX_NESTING else None
 
 
-def _structure_end(tokens: list[Token], i: int) -> int | None:
+def _structure_end(tokens: list[Token], i: int, depth: int) -> int | None:
     """Index after the literal `{ field := value, … }` at `i`, None when it is not one."""
     i += 1
     while i < len(tokens) and tokens[i].text != "}":
         if tokens[i].text not in CONFIG_FIELDS or i + 1 >= len(tokens) or tokens[i + 1].text != ":=":
             return None
-        end = _value_end(tokens, i + 2)
+        end = _value_end(tokens, i + 2, depth)
         if end is None:
             return None
         i = end + (end < len(tokens) and tokens[end].text == ",")
@@ -116,42 +119,55 @@ def config_problem(tokens: list[Token]) -> tuple[Token, str] | None:
     return None
 
 
-def _rules(tokens: list[Token], i: int) -> list[list[Token]]:
-    """The rules of the aesop clause whose `(` is at `i`: its tokens after `add`/`erase`, split at top-level `,`."""
-    rules: list[list[Token]] = [[]]
-    depth = 0
-    for t in tokens[i + 2:]:
-        if t.text in ("(", "[", "{", "⟨"):
-            depth += 1
-        elif t.text in (")", "]", "}", "⟩"):
-            if depth == 0:
-                break
-            depth -= 1
-        if t.text == "," and depth == 0:
-            rules.append([])
-        else:
-            rules[-1].append(t)
-    return rules
+@dataclass
+class _Rule:
+    """What one rule of an aesop clause holds so far."""
+
+    tokens: list[Token]
+    builder: bool = False
+
+
+def _rule_problem(head: Token, rule: _Rule, declared: Declared) -> tuple[Token, str] | None:
+    if any(t.text == "tactic" for t in rule.tokens):
+        return head, "an aesop rule with the `tactic` builder runs the named declaration as TacticM code"
+    if rule.builder:
+        return None
+    named = next((t for t in rule.tokens if t.kind == "ident" and set(name_parts(t.text)) & declared.code), None)
+    return None if named is None else (named, (
+        f"the aesop rule `{named.text}` has no builder word and names a definition of the answer: aesop's default "
+        "builder runs a definition of tactic type as a tactic (write the builder: apply, forward, destruct, cases, "
+        "constructors, simp, unfold)"))
 
 
 def aesop_clause_problem(tokens: list[Token], declared: Declared) -> tuple[Token, str] | None:
     """The first aesop rule clause `(add …)`/`(erase …)` of `tokens` that could run the answer's code as a tactic:
-    the `tactic` builder, or no builder word and a name the answer declares as code (`declared.code`)."""
-    for i in range(len(tokens) - 2):
-        head = tokens[i + 1]
-        if tokens[i].text != "(" or head.kind != "ident" or head.text not in ("add", "erase"):
-            continue
-        for rule in _rules(tokens, i):
-            if any(t.text == "tactic" for t in rule):
-                return head, "an aesop rule with the `tactic` builder runs the named declaration as TacticM code"
-            if any(t.text in AESOP_BUILDERS for t in rule):
+    the `tactic` builder, or no builder word (at the rule's top level) and a name the answer declares as code
+    (`declared.code`). One pass: rules are split at the clause's top-level `,`."""
+    clauses: list[tuple[int, Token, _Rule]] = []   # (bracket depth of the clause, its `add`, the current rule)
+    depth = 0
+    for i, t in enumerate(tokens):
+        if t.text in ("(", "[", "{", "⟨"):
+            depth += 1
+            if t.text == "(" and i + 1 < len(tokens) and tokens[i + 1].text in ("add", "erase"):
+                clauses.append((depth, tokens[i + 1], _Rule([])))
                 continue
-            named = next((t for t in rule if t.kind == "ident" and set(name_parts(t.text)) & declared.code), None)
-            if named is not None:
-                return named, (f"the aesop rule `{named.text}` has no builder word and names a definition of the "
-                               "answer: aesop's default builder runs a definition of tactic type as a tactic (write "
-                               "the builder: apply, forward, destruct, cases, constructors, simp, unfold)")
-    return None
+        elif t.text in (")", "]", "}", "⟩"):
+            if clauses and clauses[-1][0] == depth:
+                _, head, rule = clauses.pop()
+                if (hit := _rule_problem(head, rule, declared)) is not None:
+                    return hit
+            depth = max(0, depth - 1)
+        if not clauses or (t.text in ("add", "erase") and tokens[i - 1].text == "("):
+            continue
+        at, head, rule = clauses[-1]
+        if t.text == "," and depth == at:
+            if (hit := _rule_problem(head, rule, declared)) is not None:
+                return hit
+            clauses[-1] = (at, head, _Rule([]))
+        else:
+            rule.tokens.append(t)
+            rule.builder = rule.builder or (depth == at and t.text in AESOP_BUILDERS)
+    return next(filter(None, (_rule_problem(head, rule, declared) for _, head, rule in clauses)), None)
 
 
 def aesop_phase_words(code: list[Token]) -> frozenset[int]:

@@ -12,6 +12,8 @@ Sources for the behaviour relied on:
   `theorem`/`lemma` is never the tactic builder.
 - `where` and `let rec` declare `f.g` (the auxiliary definitions of a `def`), reachable as `g` after `open f in`.
 """
+import time
+
 import pytest
 
 from lean_env import Verdict, screen
@@ -144,3 +146,14 @@ HONEST = {
 def test_honest_forms_are_accepted(code):
     r = _screen(code)
     assert r.ok, r.reason
+
+
+@pytest.mark.parametrize("body", ["aesop " + "(add safe " * 20_000, "simp (config := " + "{ zeta := " * 20_000,
+                                  "aesop (add " + "unsafe 50% apply h, " * 20_000 + ")"],
+                         ids=["nested-clauses", "nested-literals", "many-rules"])
+def test_the_new_rules_stay_linear_and_never_raise(body):
+    """Deep nesting must neither recurse without bound nor rescan the rest of the answer per clause (quadratic
+    here would take minutes)."""
+    start = time.perf_counter()
+    _screen(_tactic(body) + "\n" + "x" * 100_000)
+    assert time.perf_counter() - start < 4
