@@ -1,12 +1,14 @@
 r"""A box followed by prose that corrects the same quantity to another value (issue 57): 24 phrasings written for the
 issue before the fix, none taken from `test_retraction.py`. Each reply boxes 12 and then states the quantity is 14;
 its final answer is 14. Controls: a check, a restatement or a remark about another value keeps the box.
-Before the fix the grader read 8 of the 24 (the others kept the box, so a reference of 12 was paid)."""
+Before the fix the grader read 4 of the 24 (16 kept the box, so a reference of 12 was paid; 3 read a garbled value
+such as "should read 14", 1 none)."""
 from __future__ import annotations
 
 import pytest
 
 from reward.math.answer import final_answer
+from reward.math.equal import answers_equal
 
 CORRECTED = [
     r"So the answer is $\boxed{12}$."
@@ -58,7 +60,8 @@ KEPT = [
 
 @pytest.mark.parametrize("reply", CORRECTED, ids=[f"corrected-{i}" for i in range(len(CORRECTED))])
 def test_a_prose_correction_after_the_box_names_the_answer(reply):
-    assert final_answer(reply) == "14"
+    answer = final_answer(reply)
+    assert answer is not None and answers_equal(answer, "14") and not answers_equal(answer, "12"), answer
 
 
 @pytest.mark.parametrize("reply", KEPT, ids=[f"kept-{i}" for i in range(len(KEPT))])
