@@ -18,7 +18,8 @@ _PHRASE = re.compile(
     r"|^[ \t]*####(?=[ \t]*\$?-?[\d.,]*\d(?:[ \t]+[a-z]+){0,2}[ \t]*\.?[ \t]*$))",
     re.IGNORECASE | re.MULTILINE)
 GSM8K_LINE = re.compile(r"^[ \t]*####[ \t]*(\$?-?[\d.,]*\d)[ \t]*\.?\s*\Z", re.MULTILINE)
-_PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\bis\b)*")
+_PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\b(?:is|therefore|thus|hence|then|now|indeed|really|becomes|reads|"
+                          r"should\s+(?:read|be)|would\s+be|will\s+be)\b)*", re.IGNORECASE)
 MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+?)\$", re.DOTALL)
 UNIT_WORD = (r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
              r"sixteen|seventeen|eighteen|nineteen")
