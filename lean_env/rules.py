@@ -18,7 +18,9 @@
   (synthInstance.maxHeartbeats 20000, …). The boolean ones change which warnings print or whether tactic-made names
   are accessible or how messages print, never what the kernel accepts, and the model's options end with its section,
   before the check and the audit, whose messages are therefore printed under the header's options.
-- `open`: only namespaces, optionally `scoped`; no `renaming`, `hiding` or `(…)` (they alias names).
+- `open`: only namespaces, optionally `scoped`; no `renaming` or `(…)` (they alias names); `open X hiding a b` only
+  when no hidden name is part of an identifier the statement uses (hiding removes names, so the statement reads the
+  same; issue 57).
 - Syntax that reads characters (`lean_env/tables/raw_syntax.txt`): no `open`/`namespace` that could activate a
   namespace holding such syntax (`open_problem`, `namespace_problem`: ProofWidgets.Jsx), no identifier naming one
   anywhere (`raw_namespace_name`), and no first atom of a global one (RAW_OPENERS: `#help`), except the readers the
@@ -130,9 +132,13 @@ def forbidden_names(idents: list[Token]) -> tuple[Token, str, bool] | None:
     return None
 
 
-def prefix_problem(prefix: Prefix) -> str | None:
-    """Why an `open …` or `set_option …` form is not allowed."""
+def prefix_problem(prefix: Prefix, statement_uses: frozenset[str] = frozenset()) -> str | None:
+    """Why an `open …` or `set_option …` form is not allowed. `open X hiding a b` only hides names, so it is allowed
+    when no hidden name is a part of an identifier the statement uses (`statement_uses`): then the statement reads
+    the same (issue 57)."""
     args = prefix.tokens[1:]
+    if prefix.keyword == "open" and len(args) > 2 and args[1].text == "hiding":
+        return _hiding_problem(args, statement_uses)
     if prefix.keyword == "open":
         names = args[1:] if args and args[0].text == "scoped" else args
         if not names or any(t.kind != "ident" or t.text in ("renaming", "hiding", "scoped") for t in names):
@@ -151,6 +157,19 @@ def prefix_problem(prefix: Prefix) -> str | None:
     if not (args[1].kind == "num" and args[1].text.isdigit() and low <= int(args[1].text) <= high):
         return f"`set_option {option}` needs a decimal number from {low} to {high}, not `{args[1].text}`"
     return None
+
+
+def _hiding_problem(args: list[Token], statement_uses: frozenset[str]) -> str | None:
+    """Why `open X hiding a b` (`args` after `open`) is not allowed: not one namespace and names, or a hidden name
+    that is a part of an identifier of the statement."""
+    if any(t.kind != "ident" or t.text in ("renaming", "hiding", "scoped") for t in (args[0], *args[2:])):
+        return "only `open X hiding a b` (one namespace, then names) is allowed, not " + \
+            " ".join(t.text for t in args)[:80]
+    used = {part for name in statement_uses for part in name.split(".")}
+    hidden = next((t.text for t in args[2:] if set(name_parts(t.text)) & used), None)
+    if hidden is not None:
+        return f"`open {args[0].text} hiding {hidden}` hides a name the statement uses (it could change what it means)"
+    return open_problem(name_parts(args[0].text))
 
 
 def open_problem(name: tuple[str, ...]) -> str | None:

@@ -233,9 +233,9 @@ def _check_meta_code(code: list[Token], text: str, opens: frozenset[tuple[str, .
             raise Reject(Verdict.FORBIDDEN, f"{hit[1]} (line {_line(text, hit[0])})")
 
 
-def _check_prefixes(cmd: Command, text: str) -> None:
+def _check_prefixes(cmd: Command, text: str, statement_uses: frozenset[str]) -> None:
     for prefix in cmd.prefixes + cmd.inner + ([cmd.plain] if cmd.plain else []):
-        why = prefix_problem(prefix)
+        why = prefix_problem(prefix, statement_uses)
         if why is None and prefix.keyword == "open":
             why = next(filter(None, (meta_namespace_problem(name_parts(t.text), "open") for t in prefix.tokens[1:]
                                      if t.kind == "ident" and t.text != "scoped")), None)
@@ -288,7 +288,7 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
     target: tuple[Command, int] | None = None
     target_name = name_parts(statement.name)
     for cmd in commands:
-        _check_prefixes(cmd, text)
+        _check_prefixes(cmd, text, statement.names)
         head = cmd.head
         if head is None:
             raise Reject(Verdict.FORBIDDEN, "`open … in`, `set_option … in` or a modifier ends the answer")

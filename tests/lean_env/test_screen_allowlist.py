@@ -78,6 +78,12 @@ AESOP_DEFAULT_BUILDER = {   # class 3: no builder word, so the declaration's typ
     "clause-let-rec": f"{LET_REC}open helper in\n" + _tactic("aesop (add safe go)"),
 }
 
+HIDING_REFUSED = {   # `hiding` only with one namespace, some names, none of them used by the statement
+    "no-names": f"open Real hiding\n{OK}",
+    "two-namespaces": f"open Real Nat hiding sqrt\n{OK}",
+    "renaming": f"open Real renaming sqrt → s\n{OK}",
+}
+
 EXTENSION_ATTRIBUTES = {   # attributes that register a declaration as code some tactic runs (refused before too)
     "simproc": f"@[simproc] def p : ℕ := 0\n{OK}",
     "norm_num": f"@[norm_num _ + _] def e : ℕ := 0\n{OK}",
@@ -113,6 +119,19 @@ def test_attributes_that_register_code_are_refused(code):
     assert not r.ok and r.verdict is F, r.reason
 
 
+@pytest.mark.parametrize("code", [*HIDING_REFUSED.values()], ids=[*HIDING_REFUSED])
+def test_open_hiding_may_not_touch_the_statement(code):
+    r = _screen(code)
+    assert not r.ok, r.reason
+
+
+def test_open_hiding_a_name_the_statement_uses_is_refused():
+    statement = "theorem t2 (x : ℝ) (h : x = 4) : Real.sqrt x = 2 := by\n"
+    r = screen(statement, f"```lean4\nopen Real hiding sqrt\n{statement}  rw [h]; norm_num\n```", header=HEADER)
+    assert not r.ok and r.verdict is F and "hiding" in r.reason, r.reason
+    assert screen(statement, f"```lean4\nopen Real hiding exp\n{statement}  rw [h]; norm_num\n```", header=HEADER).ok
+
+
 def test_core_elaborator_abbreviations_seed_the_table():
     """Mathlib definitions typed by `Tactic`, `TermElab`, `Macro`, `Delab`, an unexpander: in the table now."""
     assert {("Mathlib", "evalExtractLets"), ("Mathlib", "Tactic", "Abel", "elabAbelNFConv"),
@@ -139,6 +158,9 @@ HONEST = {
     "config-aesop": _tactic("aesop (config := { maxRuleApplications := 500, terminal := true })"),
     "config-nested": _tactic("aesop (simp_config := { arith := true })"),
     "config-empty": _tactic("simp (config := { })"),
+    "open-hiding": f"open Real hiding sqrt\n{OK}",
+    "open-hiding-in": f"open Nat hiding add_comm in\nlemma aux (n : ℕ) : n + 0 = n := rfl\n{OK}",
+    "open-hiding-two": f"open Finset hiding card filter\n{OK}",
 }
 
 
