@@ -84,6 +84,21 @@ HIDING_REFUSED = {   # `hiding` only with one namespace, some names, none of the
     "renaming": f"open Real renaming sqrt → s\n{OK}",
 }
 
+STRUCTURE_REFUSED = {   # a helper structure: fields of its own, nothing else (kernel-bug surface, instances)
+    "extends": f"structure P extends Inhabited ℕ where\n  a : ℕ\n{OK}",
+    "nested": f"structure T where\n  kids : List T\n{OK}",
+    "recursive": f"structure T where\n  next : Option T\n{OK}",
+    "universe": f"structure U.{{u}} (α : Sort u) where\n  a : α\n{OK}",
+    "sort": f"structure U (α : Sort 1) where\n  a : α\n{OK}",
+    "deriving": f"structure D where\n  a : ℕ\n  deriving Repr\n{OK}",
+    "attribute": f"@[ext] structure D where\n  a : ℕ\n{OK}",
+    "class-attribute": f"@[class] structure D where\n  a : ℕ\n{OK}",
+    "mk-iff": f"@[mk_iff] structure D : Prop where\n  a : 1 = 1\n{OK}",
+    "theorem-name": f"structure t1 where\n  a : ℕ\n{OK}",
+    "meta-field": f"structure D where\n  run : Lean.Elab.Tactic.TacticM Unit\n{OK}",
+    "class": f"class D where\n  a : ℕ\n{OK}",
+}
+
 EXTENSION_ATTRIBUTES = {   # attributes that register a declaration as code some tactic runs (refused before too)
     "simproc": f"@[simproc] def p : ℕ := 0\n{OK}",
     "norm_num": f"@[norm_num _ + _] def e : ℕ := 0\n{OK}",
@@ -132,6 +147,19 @@ def test_open_hiding_a_name_the_statement_uses_is_refused():
     assert screen(statement, f"```lean4\nopen Real hiding exp\n{statement}  rw [h]; norm_num\n```", header=HEADER).ok
 
 
+@pytest.mark.parametrize("code", [*STRUCTURE_REFUSED.values()], ids=[*STRUCTURE_REFUSED])
+def test_a_helper_structure_declares_only_its_fields(code):
+    r = _screen(code)
+    assert not r.ok and r.verdict is F, r.reason
+
+
+def test_a_structure_field_may_not_shadow_a_statement_name():
+    statement = "theorem t2 (x : ℝ) (h : x = 4) : Real.sqrt x = 2 := by\n"
+    answer = f"structure S where\n  sqrt : ℕ\n{statement}  rw [h]; norm_num"
+    r = screen(statement, f"```lean4\n{answer}\n```", header=HEADER)
+    assert not r.ok and "sqrt" in r.reason, r.reason
+
+
 def test_core_elaborator_abbreviations_seed_the_table():
     """Mathlib definitions typed by `Tactic`, `TermElab`, `Macro`, `Delab`, an unexpander: in the table now."""
     assert {("Mathlib", "evalExtractLets"), ("Mathlib", "Tactic", "Abel", "elabAbelNFConv"),
@@ -161,6 +189,12 @@ HONEST = {
     "open-hiding": f"open Real hiding sqrt\n{OK}",
     "open-hiding-in": f"open Nat hiding add_comm in\nlemma aux (n : ℕ) : n + 0 = n := rfl\n{OK}",
     "open-hiding-two": f"open Finset hiding card filter\n{OK}",
+    "structure-prop": f"structure IsGood (x : ℝ) : Prop where\n  pos : 0 < x\n  small : x < 1\n{OK}",
+    "structure-binders": "structure IsGood (f : ℝ → ℝ) : Prop where\n  map_add_rev x y : f (x * f y) * f y = f (x + y)\n"
+                         f"  map_two : f 2 = 0\n{OK}",
+    "structure-data": f"structure Pt where\n  a : ℕ\n  b : ℕ := 0\n{OK}",
+    "structure-ctor": f"structure Pt where\n  mkPt ::\n  a : ℕ\n{OK}",
+    "structure-in-namespace": f"namespace Imo\nstructure Pt where\n  a : ℕ\nend Imo\n{OK}",
 }
 
 
