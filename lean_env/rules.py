@@ -28,6 +28,8 @@
 - Attributes: the names of ALLOWED_ATTRIBUTES, each with only the argument words ATTRIBUTE_ARGS lists for it (and
   numbers): an argument that is a term, a tactic or a rule builder running code (aesop's `tactic`, `(pattern := …)`,
   `(rule_sets := …)`) is FORBIDDEN, since Lean elaborates or runs it while the helper is declared.
+- Helper structures (`structure_problem`, issue 57): a proposition (`: Prop`) of fields only, fresh names, no
+  attribute but `mk_iff`, no `extends`, `deriving`, universe or self-reference.
 - Helpers: modifiers from ALLOWED_MODIFIERS, attributes as above, and a fresh name: no dotted suffix
   of its full name (namespaces included) may equal the theorem's name or an identifier the statement uses, so a
   helper can neither stand in for the theorem nor shadow what the statement means.
@@ -37,12 +39,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from lean_env.commands import Command
 from lean_env.evaluated import AESOP_BUILDERS, AESOP_PHASES
 from lean_env.lexer import Token, name_parts
 from lean_env.tables import rows
 
 if TYPE_CHECKING:
-    from lean_env.commands import Command, Prefix
+    from lean_env.commands import Prefix
 
 DECLARATIONS = frozenset({"theorem", "lemma", "def", "abbrev"})
 ALLOWED_MODIFIERS = frozenset({"private", "protected", "noncomputable"})
@@ -258,6 +261,55 @@ def helper_problem(cmd: Command, full_name: tuple[str, ...], statement_uses: fro
         if ".".join(suffix) in statement_uses:
             return f"the helper `{name}` shadows `{'.'.join(suffix)}`, which the statement uses"
     return None
+
+
+_STRUCTURE_WORDS = frozenset({"extends", "deriving", "Sort", "class", "mutual", "inductive", "instance"})
+
+
+def _mk_iff(attribute: list[Token]) -> bool:
+    """Whether one `@[…]` is `mk_iff` with at most a name: trusted code that states a lemma about the structure."""
+    return bool(attribute) and attribute[0].text == "mk_iff" and (len(attribute) == 1 or (
+        len(attribute) == 2 and attribute[1].kind == "ident"))
+
+
+def structure_problem(cmd: Command, full_name: tuple[str, ...], statement_uses: frozenset[str],
+                      target: tuple[str, ...], text: str) -> str | None:
+    """Why a helper `structure` is not allowed (issue 57). Allowed: `structure N [binders] : Prop where`, an optional
+    `ctor ::` and fields, no modifier, no attribute but Mathlib's `@[mk_iff [name]]` (its lemma's name is fresh
+    too), no `extends`/`deriving`, no universe (`.{u}`, `Sort`), and no field type naming `N` (a recursive or nested
+    structure is an inductive type the post-v4.9 kernel fixes concern: docs/lean.md, kernel soundness). The name
+    and every field's name are fresh as a helper's are, and no field is named like a part of an identifier the
+    statement uses."""
+    name = ".".join(full_name)
+    if cmd.modifiers or any(not _mk_iff(a) for a in cmd.attributes):
+        return f"the structure `{name}` may not carry attributes (but `@[mk_iff [name]]`) or modifiers"
+    for attribute in cmd.attributes:   # Mathlib's `mk_iff` declares `<n>_iff` (or the name given) beside `N`
+        iff = name_parts(attribute[1].text) if len(attribute) == 2 else (full_name[-1][:1].lower() + full_name[-1][1:]
+                                                                          + "_iff",)
+        why = helper_problem(Command(), (*full_name[:-1], *iff), statement_uses, target)
+        if why:
+            return why
+    bad = next((t.text for t in cmd.body if t.text in _STRUCTURE_WORDS or t.text in (".{", "Type*", "Sort*")), None)
+    bad = bad or next((f"Type {u.text}" for t, u in zip(cmd.body, cmd.body[1:])
+                       if t.text == "Type" and (u.kind in ("ident", "num") or u.text in ("*", "_", "("))), None)
+    if bad is not None:
+        return f"the structure `{name}` may not use `{bad}` (only its own fields)"
+    if any(t.kind == "ident" and full_name[-1] in name_parts(t.text) for t in cmd.body[1:]):
+        return f"the structure `{name}` mentions itself (a recursive or nested inductive type)"
+    where = next((i for i, t in enumerate(cmd.body) if t.text == "where"), None)
+    if where is None or [t.text for t in cmd.body[max(0, where - 2):where]] != [":", "Prop"]:
+        return (f"the structure `{name}` must be a proposition (`structure {full_name[-1]} … : Prop where`): a data "
+                "structure's projections and constructor are what known kernel and checker exploits forge")
+    fields = [t for i, t in enumerate(cmd.body[where + 1:], where + 1)
+                                       if t.kind == "ident" and "\n" in text[cmd.body[i - 1].end:t.start]]
+    used = {part for n in statement_uses for part in n.split(".")}
+    for field_token in fields:
+        why = helper_problem(Command(), (*full_name, *name_parts(field_token.text)), statement_uses, target)
+        if why is None and set(name_parts(field_token.text)) & used:
+            why = f"the field `{field_token.text}` of `{name}` is named like a part of the statement's identifiers"
+        if why:
+            return why
+    return helper_problem(Command(), full_name, statement_uses, target)
 
 
 def statement_names(signature: list[Token]) -> frozenset[str]:

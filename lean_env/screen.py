@@ -6,8 +6,10 @@ block has exactly this shape (comments anywhere; the rules live in `lean_env.rul
     order (only what the header sets), also after the model's own plain ones   (dropped: the trusted header is used)
   any of, each optionally after `open … in` / `set_option … in`:
     helper `theorem`/`lemma`/`def`/`abbrev` under a fresh name (modifiers private/protected/noncomputable,
-      allowlisted attributes), `namespace X … end X` / `[noncomputable] section … end` around helpers,
-    plain `open A B`, `set_option <allowlisted option> <value>`, `universe u …`
+      allowlisted attributes), a helper `structure … : Prop` of fields only (`rules.structure_problem`),
+      `namespace X … end X` / `[noncomputable] section … end` around helpers,
+    plain `open A B` or `open X hiding a b` (no hidden name in the statement), `set_option <allowlisted option>
+      <value>`, `universe u …`
   theorem <name> <the dataset's signature, token for token> := <proof>     (at root: in no namespace)
   the `end`s of the sections still open, if any                       (nothing else after the theorem)
 and no kept token uses `sorry`/`admit`/`sorryAx` (SORRY), a forbidden name or option (FORBIDDEN). Then
@@ -37,6 +39,7 @@ from lean_env.rules import (
     prefix_problem,
     raw_namespace_name,
     statement_names,
+    structure_problem,
 )
 from lean_env.text import suspicious_character
 from lean_env.types import Verdict
@@ -315,6 +318,11 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
             if decorated or not stack or stack[-1][1] != closes or len(cmd.body) > 1:
                 raise Reject(Verdict.FORBIDDEN, f"`end` does not close an open namespace or section {where}")
             stack.pop()
+        elif head.text == "structure" and cmd.body and cmd.body[0].kind == "ident":
+            prefix = tuple(p for kind, parts in stack if kind == "namespace" for p in parts)
+            why = structure_problem(cmd, prefix + name_parts(cmd.body[0].text), statement.names, target_name, text)
+            if why:
+                raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
         elif head.text in DECLARATIONS and cmd.body and cmd.body[0].kind == "ident":
             name = name_parts(cmd.body[0].text)
             if name == target_name and head.text != "abbrev":
@@ -331,8 +339,8 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
                 raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
         else:
             raise Reject(Verdict.FORBIDDEN, f"`{head.text}` is not allowed {where}: only helper theorem/lemma/def/"
-                                            "abbrev, namespace/section … end, universe, open, set_option may precede "
-                                            "the theorem")
+                                            "abbrev/structure, namespace/section … end, universe, open, set_option "
+                                            "may precede the theorem")
     if target is None:
         raise Reject(Verdict.STATEMENT_MISMATCH, f"no `theorem {statement.name}` in the answer")
     if stack:   # else the assembler's `end` would close it, and the check would run in the model's scope

@@ -84,18 +84,24 @@ HIDING_REFUSED = {   # `hiding` only with one namespace, some names, none of the
     "renaming": f"open Real renaming sqrt → s\n{OK}",
 }
 
-STRUCTURE_REFUSED = {   # a helper structure: fields of its own, nothing else (kernel-bug surface, instances)
-    "extends": f"structure P extends Inhabited ℕ where\n  a : ℕ\n{OK}",
-    "nested": f"structure T where\n  kids : List T\n{OK}",
-    "recursive": f"structure T where\n  next : Option T\n{OK}",
-    "universe": f"structure U.{{u}} (α : Sort u) where\n  a : α\n{OK}",
-    "sort": f"structure U (α : Sort 1) where\n  a : α\n{OK}",
-    "deriving": f"structure D where\n  a : ℕ\n  deriving Repr\n{OK}",
-    "attribute": f"@[ext] structure D where\n  a : ℕ\n{OK}",
-    "class-attribute": f"@[class] structure D where\n  a : ℕ\n{OK}",
-    "mk-iff": f"@[mk_iff] structure D : Prop where\n  a : 1 = 1\n{OK}",
-    "theorem-name": f"structure t1 where\n  a : ℕ\n{OK}",
-    "meta-field": f"structure D where\n  run : Lean.Elab.Tactic.TacticM Unit\n{OK}",
+STRUCTURE_REFUSED = {   # a helper structure: a proposition of its own fields, nothing else (kernel-bug surface)
+    "data": f"structure Pt where\n  a : ℕ\n  b : ℕ := 0\n{OK}",
+    "type": f"structure Pt : Type where\n  a : ℕ\n{OK}",
+    "extends": f"structure P extends Nonempty ℕ : Prop where\n  a : 1 = 1\n{OK}",
+    "nested": f"structure T : Prop where\n  kids : List T\n{OK}",
+    "recursive": f"structure T : Prop where\n  next : T → False\n{OK}",
+    "universe": f"structure U.{{u}} (α : Type u) : Prop where\n  a : Nonempty α\n{OK}",
+    "sort": f"structure U (α : Sort 1) : Prop where\n  a : Nonempty α\n{OK}",
+    "universe-variable": f"structure U (α : Type u) : Prop where\n  a : Nonempty α\n{OK}",
+    "universe-star": f"structure U (α : Type*) : Prop where\n  a : Nonempty α\n{OK}",
+    "deriving": f"structure D : Prop where\n  a : 1 = 1\n  deriving Repr\n{OK}",
+    "attribute": f"@[ext] structure D : Prop where\n  a : 1 = 1\n{OK}",
+    "class-attribute": f"@[class] structure D : Prop where\n  a : 1 = 1\n{OK}",
+    "mk-iff-theorem-name": f"@[mk_iff t1] structure D : Prop where\n  a : 1 = 1\n{OK}",
+    "mk-iff-args": f"@[mk_iff a b] structure D : Prop where\n  a : 1 = 1\n{OK}",
+    "theorem-name": f"structure t1 : Prop where\n  a : 1 = 1\n{OK}",
+    "field-theorem-name": f"structure D : Prop where\n  t1 : 1 = 1\nopen D in\n{OK}",
+    "meta-field": f"structure D : Prop where\n  run : Lean.Elab.Tactic.TacticM Unit = default\n{OK}",
     "class": f"class D where\n  a : ℕ\n{OK}",
 }
 
@@ -155,7 +161,7 @@ def test_a_helper_structure_declares_only_its_fields(code):
 
 def test_a_structure_field_may_not_shadow_a_statement_name():
     statement = "theorem t2 (x : ℝ) (h : x = 4) : Real.sqrt x = 2 := by\n"
-    answer = f"structure S where\n  sqrt : ℕ\n{statement}  rw [h]; norm_num"
+    answer = f"structure S : Prop where\n  sqrt : 1 = 1\n{statement}  rw [h]; norm_num"
     r = screen(statement, f"```lean4\n{answer}\n```", header=HEADER)
     assert not r.ok and "sqrt" in r.reason, r.reason
 
@@ -190,11 +196,12 @@ HONEST = {
     "open-hiding-in": f"open Nat hiding add_comm in\nlemma aux (n : ℕ) : n + 0 = n := rfl\n{OK}",
     "open-hiding-two": f"open Finset hiding card filter\n{OK}",
     "structure-prop": f"structure IsGood (x : ℝ) : Prop where\n  pos : 0 < x\n  small : x < 1\n{OK}",
-    "structure-binders": "structure IsGood (f : ℝ → ℝ) : Prop where\n  map_add_rev x y : f (x * f y) * f y = f (x + y)\n"
-                         f"  map_two : f 2 = 0\n{OK}",
-    "structure-data": f"structure Pt where\n  a : ℕ\n  b : ℕ := 0\n{OK}",
-    "structure-ctor": f"structure Pt where\n  mkPt ::\n  a : ℕ\n{OK}",
-    "structure-in-namespace": f"namespace Imo\nstructure Pt where\n  a : ℕ\nend Imo\n{OK}",
+    "structure-binders": "structure IsGood (f : ℝ → ℝ) : Prop where\n"
+                         f"  map_add_rev x y : f (x * f y) * f y = f (x + y)\n  map_two : f 2 = 0\n{OK}",
+    "structure-ctor": f"structure Both (a b : ℕ) : Prop where\n  intro ::\n  left : a ≤ b\n  right : b ≤ 9\n{OK}",
+    "structure-in-namespace": f"namespace Imo\nstructure Pos (x : ℤ) : Prop where\n  pos : 0 < x\nend Imo\n{OK}",
+    "structure-mk-iff": f"@[mk_iff isGood_iff'] structure IsGood (x : ℝ) : Prop where\n  pos : 0 < x\n{OK}",
+    "structure-type-param": f"structure Inj (f : ℕ → ℕ) (s : Set ℕ) (T : Type) : Prop where\n  inj : f 0 = f 0\n{OK}",
 }
 
 
