@@ -20,7 +20,8 @@ import re
 
 from reward.math.phrases import MAX_SENTENCE, PHRASES_TRIED, sentence_answer, sentence_end
 
-_VALUE_CUE = re.compile(r"\b(?:(?:is|are|was|were)\s+(?:actually|in fact|really)|should (?:be|have been|read)|"
+_VALUE_CUE = re.compile(r"\b(?:(?:is|are|was|were)\s+(?:actually|in fact|really)|"
+                        r"should\s+(?:actually\s+|really\s+)?(?:be|have been|read)|"
                         r"actually(?=\s+[-$\\\d])|instead(?!\s+of)|I\s+meant|"
                         r"the\s+(?:correct|right|valid|true|actual|real)\s+(?:[\w-]+\s+){0,4}?(?:is|are|equals))\b",
                         re.IGNORECASE)
@@ -35,16 +36,22 @@ _RETRACTION_CUE = re.compile(
     r"(?:that|this|it)\s+(?:can't|cannot|couldn't|can not)\s+be\s+(?:right|correct)|"
     r"(?:that|this|it)\s+(?:doesn't|does not|didn't)\s+(?:look|seem|sound)\s+(?:right|correct)|"
     r"(?:that|this|it)\s+isn't\s+(?:right|correct)|my\s+(?:mistake|bad|error)|sorry|erratum|"
-    r"(?:that|this|it)\s+(?:was|is)\s+(?:an?\s+)?(?:error|mistake|slip))\b",
+    r"(?:that|this|it)\s+(?:was|is)\s+(?:an?\s+)?(?:error|mistake|slip)|take\s+(?:that|it|this)\s+back|apolog\w*|"
+    r"whoops)\b",
     re.IGNORECASE)
 _SECOND_LOOK = re.compile(r"(?:^|(?<=[.!?;\n])|(?<=\bbut))\s*(?:oh,?\s+|no,?\s+)?(?:wait|actually|hold on|hang on)\b",
                           re.IGNORECASE)
-# A revision: the reply looks at its work again ("recounting", "upon review", "Edit:", "this overlooks"). Like a second
-# look, it retracts only when it concludes another value.
+# A revision: the reply looks at its work again ("recounting", "upon review", "Edit:", "this overlooks", "verifying",
+# "correcting", "never mind", "I see the error"). Like a second look, it retracts only when it concludes another value.
 _REVISION_CUE = re.compile(
     r"\b(?:re-?(?:count|check|calculat|comput|examin|evaluat|do|visit|view)\w*|double[- ]?check\w*|"
     r"(?:up)?on\s+(?:reflection|review|a\s+second\s+(?:check|look))|second\s+check|looking\s+(?:again|back)|"
-    r"(?:update|edit)(?=\s*:)|revis\w+|overlook\w*|fails)\b", re.IGNORECASE)
+    r"(?:update|edit)(?=\s*:)|revis\w+|overlook\w*|fails|correct(?:ing|ed|ion)|verif\w*|amend\w*|"
+    r"check(?:ed|ing)?\s+(?:[\w-]+\s+){0,3}?again|never\s*mind|off\s+by|P\.\s*S\.|"
+    r"(?:my|an|that|this)\s+(?:[\w-]+\s+)?(?:error|slip)|I\s+see\s+the\s+(?:error|mistake|problem)|"
+    r"(?:error|slip)\s+(?:above|earlier|now)|realiz\w*|after\s+all|closer\s+(?:inspection|look)|sanity[- ]check\w*|"
+    r"second\s+attempt|more\s+carefully|once\s+more|double[- ]?count\w*|(?:doesn't|does\s+not)\s+match)\b",
+    re.IGNORECASE)
 # "14, not 12", "14 rather than 12", "14 instead of 12": the value named after the contrast is the one given up.
 _CONTRAST = re.compile(r"\s*,?\s*\b(?:rather\s+than|instead\s+of|and\s+not|not)\s+\$?[-\w.,/\\{}]+?\$?"
                        r"(?=\s*(?:[.;,!?]|$))", re.IGNORECASE)
@@ -52,7 +59,7 @@ _RIGHT_ANSWER = re.compile(r"^(?:so\s+|thus\s+|hence\s+)?(.+?)\s+is\s+(?:the\s+)
                            r"(?:answer|value|result|total|count)\b", re.IGNORECASE)
 # A cue after a negation ("no mistake", "not wrong") or a doubt it dismisses ("one might worry we missed") is none;
 # "oh no" and "wait, no" are exclamations, not negations.
-_NEGATED = re.compile(r"\b(?<!oh )(?<!oh, )(?:no|not|nothing|never|any|without|for|of)\W+(?:\w+\W+){0,2}$|"
+_NEGATED = re.compile(r"\b(?<!oh )(?<!oh, )(?:no|not|nothing|never(?!\s*mind)|any|without|for|of)\W+(?:\w+\W+){0,2}$|"
                       r"n't\W+(?:\w+\W+){0,2}$|\b(?:if|whether|worry|worried|ensure|make sure)\W+(?:\w+\W+){0,3}$",
                       re.IGNORECASE)
 _CONFIRMED = re.compile(r"(?:^|[.!?;:]\s*)(?:yes|good|correct|right|great|confirmed|checks out)\b|\bas (?:required|"
@@ -64,7 +71,7 @@ _STATING = re.compile(r"(?:\b(?:is|are|was|were|equals|gives?|giving|gets?|got|m
                       re.IGNORECASE)
 _PART = re.compile(r"\b(?:each|per|apiece|every)\b", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n")
-_CLAUSES = re.compile(r";\s*|,\s+(?=(?:so|since|because|as|which|but)\b)")
+_CLAUSES = re.compile(r";\s*|,\s+(?=(?:so|since|because|as|which|but)\b)|\s+(?=(?:since|because)\b)")
 
 
 def correction(tail: str, answer: str | None = None) -> tuple[bool, str | None]:
@@ -114,7 +121,8 @@ def _clause_value(sentence: str) -> str | None:
 
 def _concludes_another(text: str, answer: str | None) -> tuple[bool, str | None]:
     """Whether a second look (`text` from its cue on) ends on another value: its last stating sentence gives one
-    with a stating verb, names neither the answer nor a part, and no confirmation follows it."""
+    with a stating verb, names neither the answer nor (in its concluding clause) a part, and no confirmation
+    follows it."""
     sentences = _SENTENCES.split(text)
     for index in range(len(sentences) - 1, -1, -1):
         value = _clause_value(sentences[index])
@@ -122,7 +130,8 @@ def _concludes_another(text: str, answer: str | None) -> tuple[bool, str | None]
             continue
         sentence, rest = _CONTRAST.sub("", sentences[index]), " ".join(sentences[index + 1:])
         mentions = answer is not None and re.search(rf"(?<![\w.]){re.escape(answer)}(?![\w.])", sentence)
-        if mentions or not _STATING.search(sentence) or _PART.search(sentence) or \
+        clause = next(c for c in reversed(_CLAUSES.split(sentences[index])) if _stated_value(c) is not None)
+        if mentions or not _STATING.search(sentence) or _PART.search(clause) or \
                 _CONFIRMED.search(sentence + " " + rest):
             return False, None
         return True, value
@@ -147,7 +156,7 @@ def _stated_value(sentence: str) -> str | None:
     stating = list(_STATING.finditer(value))
     if stating:
         value = sentence_answer(value[stating[-1].end():]) or ""
-    value = re.sub(r"^(?:only|just|exactly|really|actually|in fact|therefore|thus)\s+", "", value)
+    value = re.sub(r"^(?:only|just|exactly|really|actually|in fact|indeed|therefore|thus|then|now|still)\s+", "", value)
     prose = re.findall(r"(?<!\\)\b[A-Za-z]{2,}\b", re.sub(r"\\[A-Za-z]+\{[^{}]*\}|\$[^$]*\$", "", value))
     if len(prose) > 2:   # "14 for the total", "$14$ people at the table": the leading number is the value
         lead = re.fullmatch(r"\$?(-?\d[\d,]*(?:\.\d+)?)\$?(?:\s+[A-Za-z]+){1,4}", value)
