@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lean_env.evaluated import AESOP_BUILDERS
 from lean_env.lexer import Token
 from lean_env.tables import load
 
@@ -116,11 +117,11 @@ def _closing(code: list[Token], i: int) -> int:
 
 def _aesop_phase(code: list[Token], i: int, depth: int) -> bool:
     """Whether the `unsafe` at `i` is aesop's phase word in a rule clause (`aesop (add unsafe 50% apply h)`): inside
-    brackets, after `add` or `,`, before a number or a word that starts no command. Lean reads it as an atom of
+    brackets, after `add` or `,`, before a number (`50%`) or a builder word. Lean reads it as an atom of
     aesop's syntax there, and elsewhere a parse error (never paid); the screen still refuses an `unsafe` that
     `lean_env.evaluated.aesop_phase_words` does not find in an `(add …)` clause."""
     return code[i].text == "unsafe" and depth > 0 and code[i - 1].text in ("add", ",") and i + 1 < len(code) and \
-        code[i + 1].kind in ("num", "ident") and code[i + 1].text not in _STARTERS
+        (code[i + 1].kind == "num" or code[i + 1].text in AESOP_BUILDERS)
 
 
 def _read_command(code: list[Token], i: int, text: str) -> tuple[Command, int]:

@@ -172,14 +172,16 @@ def aesop_clause_problem(tokens: list[Token], declared: Declared) -> tuple[Token
 
 def aesop_phase_words(code: list[Token]) -> frozenset[int]:
     """Indices of the `unsafe` tokens of `code` that are aesop's phase word: in an `@[aesop …]` entry (after `aesop`)
-    or first in a rule of an `(add …)` clause (after `add` or a `,` of it), followed by a number or a word."""
+    or first in a rule of an `(add …)` clause (after `add` or a `,` of it), followed by a number (`50%`) or a builder
+    word."""
     found, clauses = set(), [False]   # a stack: whether each open `(` is an aesop `(add …)` clause
     for i, t in enumerate(code):
         if t.text == "(":
             clauses.append(i + 1 < len(code) and code[i + 1].text in ("add", "erase"))
         elif t.text == ")" and len(clauses) > 1:
             clauses.pop()
-        elif t.text == "unsafe" and 0 < i < len(code) - 1 and code[i + 1].kind in ("num", "ident"):
+        elif t.text == "unsafe" and 0 < i < len(code) - 1 and (code[i + 1].kind == "num" or
+                                                               code[i + 1].text in AESOP_BUILDERS):
             before = code[i - 1].text
             in_attribute = before == "aesop" and i > 1 and code[i - 2].text in ("@[", ",")
             if in_attribute or before == "add" or (before == "," and clauses[-1]):
