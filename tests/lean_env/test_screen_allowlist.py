@@ -60,6 +60,7 @@ META_BY_INFERENCE = {   # class 2: a meta-level type reached without naming a me
     "delab": f"def g := BigOperators.delabFinsetSum\n{OK}",
     "unexpander": f"def g := Finsupp.singleUnexpander\n{OK}",
     "type-of": f"def g : type_of% (0 : ℕ) := 0\n{OK}",
+    "local-monad-abbrev": f"def g := Mathlib.Tactic.Abel.evalAtom\n{OK}",   # typed `M …`, `abbrev M` beside it
     "elab-auxiliary": f"def g := Mathlib.Tactic._aux_Mathlib_Tactic_ExtractLets___elabRules_tacticExtract_lets_1\n{OK}",
     "macro-auxiliary": f"def g := _aux_Mathlib_Tactic_Lemma___macroRules_lemma_1\n{OK}",
 }

@@ -70,20 +70,33 @@ def declared(text: str) -> list[tuple[str, str, frozenset[str]]]:
 
 def meta_declarations(modules: dict[str, tuple[str, str]]) -> dict[str, str]:
     """`{full name: "<package>:<module>"}` of the meta-level declarations of `modules` (`{module: (package,
-    text)}`), to the fixed point described in the module docstring."""
+    text)}`), to the fixed point described in the module docstring. A meta type whose last name part is declared
+    more than once (a local `abbrev M := ReaderT Context AtomM`) still makes meta every declaration in its own
+    namespace that names it (issue 57: `def rewrite … : M Simp.Result` beside that `M`)."""
     decls = [(full, kind, words, f"{pkg}:{m}") for m, (pkg, text) in modules.items()
              for full, kind, words in declared(text)]
     declared_as = Counter(full.rsplit(".", 1)[-1] for full, _, _, _ in decls)
     meta_words, found = set(SEEDS), {}
+    local: dict[str, set[str]] = {}   # a meta type's last part -> the namespaces it is meta in
     while True:
-        new = {full: src for full, kind, words, src in decls if full not in found and words & meta_words}
+        new = {full: src for full, kind, words, src in decls if full not in found and
+               (words & meta_words or _names_local(full, words, local))}
         if not new:
             return found
         found.update(new)
         for full, kind, _, _ in decls:   # a meta type, when its last name part is declared once (`State` is not)
-            last = full.rsplit(".", 1)[-1]
-            if full in new and (kind in _TYPE_KINDS or last[:1].isupper()) and declared_as[last] == 1:
-                meta_words.add(last)
+            space, _, last = full.rpartition(".")
+            if full in new and (kind in _TYPE_KINDS or last[:1].isupper()):
+                if declared_as[last] == 1:
+                    meta_words.add(last)
+                elif space:
+                    local.setdefault(last, set()).add(space)
+
+
+def _names_local(full: str, words: frozenset[str], local: dict[str, set[str]]) -> bool:
+    """Whether the declaration `full` names a meta type declared in its own namespace or one enclosing it."""
+    space = full.rpartition(".")[0]
+    return any(space == ns or space.startswith(ns + ".") for w in words & local.keys() for ns in local[w])
 
 
 def build(mathlib: Path, commit: str, packages: dict[str, Path], core: Path) -> tuple[dict[str, str], list[str]]:
