@@ -12,10 +12,11 @@ A declaration is meta-level when its signature or body names a meta type: one of
 structure, class, inductive, or an upper-case `def`/`abbrev`) of the closure that is itself meta-level and whose last
 name part is declared only once in the closure (a word as common as `State` or `Config` would make everything meta),
 to a fixed point: so `Linarith.Preprocessor` (a structure whose field is a `MetaM` function) is meta, and so is every
-declaration that mentions it. Identifiers are compared by their last name part (`Meta.Simp.Config` as `Config`).
-`private` declarations cannot be named from another file and are left out. Core Lean is not scanned (no lean4 tree
-can be read here, see `core.txt`): `core_meta.txt` names core's meta-level namespaces and root functions,
-transcribed.
+declaration that mentions it; a meta type whose last part is declared more than once (a local `abbrev M := ReaderT
+Context AtomM`) makes meta only the declarations of its own namespace that name it. Identifiers are compared by their
+last name part (`Meta.Simp.Config` as `Config`). `private` declarations cannot be named from another file and are
+left out. Core Lean is not scanned (no lean4 tree can be read here, see `core.txt`): `core_meta.txt` names core's
+meta-level namespaces and root functions, transcribed.
 Output: header lines, then `<full name>\\t<package>:<module>` per meta-level declaration, sorted; the core entries are
 written with source `core`. The screen (`lean_env.rules.meta_name_problem`) refuses an identifier that resolves into
 one of these names and an `open`/`namespace` of a namespace that holds one.
