@@ -28,6 +28,7 @@ _NUMBER_WORDS = re.compile(rf"(?:(?:{UNIT_WORD}|{TENS_WORD}|hundred|thousand|mil
                            re.IGNORECASE)
 _LAST_WORD_IS = re.compile(r".*(?:\bis\b|=|\bare\b|\bequals\b)\s*(?::\s*)?", re.DOTALL)
 _FIRST_STATING = re.compile(r"[^=]*?(?:\b(?:is|are)\b|:)\s*")
+_CONNECTIVE = re.compile(r"^(?:so|thus|hence|therefore|then|and)\b,?\s*", re.IGNORECASE)
 _JOINERS = re.compile(r"\s*(?:,\s*(?:or|and)\b|\bor\b|\band\b|,)\s*")
 _ONE_SOLUTION = re.compile(r"([A-Za-z])\s*=\s*([^=,]+)")
 MAX_SENTENCE = 1000        # an answer sentence longer than this is prose, not an answer
@@ -104,8 +105,8 @@ def solution_list(sentence: str) -> str | None:
     """The values of a list of solutions of one unknown ("x = 3 or x = 5", "$x=1$, $x=2$, or $x=3$", also after
     "the solutions are"), joined by ", " as a reference lists them; None for anything else."""
     head = _FIRST_STATING.match(sentence)
-    text = sentence[head.end():] if head else sentence
-    parts = _JOINERS.split(text.replace("$", " ").strip().rstrip(".").strip())
+    text = _CONNECTIVE.sub("", (sentence[head.end():] if head else sentence).replace("$", " ").strip())
+    parts = _JOINERS.split(text.rstrip(".").strip())
     if len(parts) < 2:
         return None
     solved = [_ONE_SOLUTION.fullmatch(p.strip()) for p in parts]

@@ -41,3 +41,13 @@ def test_a_gsm8k_line_with_a_percentage(reply, reference, correct):
 ])
 def test_a_prm800k_answer_listing_solutions_with_or(reply, reference, correct):
     assert graded(reply, reference) is correct
+
+
+@pytest.mark.parametrize("reply, reference, correct", [
+    ("Solving the quadratic, the solutions are $x = 3$ or $x = 5$.", "3, 5", True),
+    ("Therefore $x = -2$ or $x = 2$.", "2, -2", True),
+    ("Therefore $x = -2$ or $x = 2$.", "2", False),
+    ("We check the values $x = 1$ and $y = 2$.", "1, 2", False),   # two unknowns: no list of solutions
+])
+def test_a_last_sentence_listing_solutions(reply, reference, correct):
+    assert graded(reply, reference) is correct
