@@ -1,8 +1,9 @@
 """Lean 4 proof checking for RL rewards (no verl imports).
 
 One proof's path, wired by `verify`: `parse` (the answer block) -> `screen` (an allowlist of commands over the tokens
-of `lexer` and `commands`, with the rules of `rules` and `meta_code` and the tables of `tables/`) -> `assemble` (the
-file that is checked) -> a backend of `backends/` -> `judge` (the verdict) -> `feedback` (the teacher's text).
+of `lexer` and `commands`, with the rules of `rules`, `meta_code` and `evaluated` and the tables of `tables/`) ->
+`assemble` (the file that is checked) -> a backend of `backends/` -> `judge` (the verdict) -> `feedback` (the
+teacher's text).
 Beside it: `types` (the value types), `options` (each setting's one typed home), `text` (source text helpers),
 `version` (which Lean a backend runs), `recheck/` (the offline and strict kernel re-check), `testing/` (the Lean
 doubles), `cli_checks` (what every command-line tool checks before work: outputs, inputs, the Lean backend).

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lean_env.evaluated import AESOP_BUILDERS
 from lean_env.lexer import Token
 from lean_env.tables import load
 
@@ -114,6 +115,15 @@ def _closing(code: list[Token], i: int) -> int:
     return len(code)
 
 
+def _aesop_phase(code: list[Token], i: int, depth: int) -> bool:
+    """Whether the `unsafe` at `i` is aesop's phase word in a rule clause (`aesop (add unsafe 50% apply h)`): inside
+    brackets, after `add` or `,`, before a number (`50%`) or a builder word. Lean reads it as an atom of
+    aesop's syntax there, and elsewhere a parse error (never paid); the screen still refuses an `unsafe` that
+    `lean_env.evaluated.aesop_phase_words` does not find in an `(add …)` clause."""
+    return code[i].text == "unsafe" and depth > 0 and code[i - 1].text in ("add", ",") and i + 1 < len(code) and \
+        (code[i + 1].kind == "num" or code[i + 1].text in AESOP_BUILDERS)
+
+
 def _read_command(code: list[Token], i: int, text: str) -> tuple[Command, int]:
     cmd = Command()
     while i < len(code):
@@ -154,8 +164,9 @@ def _read_command(code: list[Token], i: int, text: str) -> tuple[Command, int]:
                 cmd.inner.extend(chain)   # prefixes of a tactic or term
                 i = body_from = j
                 continue
-            if t.text in _STARTERS or (after_assign and not term_body and not depth and t.text not in CONTINUATIONS
-                                       and code[i - 1].text not in _TERM_NEXT and _at_column_0(text, t)):
+            if (t.text in _STARTERS and not _aesop_phase(code, i, depth)) or (
+                    after_assign and not term_body and not depth and t.text not in CONTINUATIONS
+                    and code[i - 1].text not in _TERM_NEXT and _at_column_0(text, t)):
                 break
         elif t.kind == "hash" or t.text == "@[" or (t.kind == "sym" and t.text in _STARTERS):
             break   # `#…` commands and symbol-like command tokens (`open private`, `compile_inductive%`)

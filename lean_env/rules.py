@@ -18,7 +18,9 @@
   (synthInstance.maxHeartbeats 20000, …). The boolean ones change which warnings print or whether tactic-made names
   are accessible or how messages print, never what the kernel accepts, and the model's options end with its section,
   before the check and the audit, whose messages are therefore printed under the header's options.
-- `open`: only namespaces, optionally `scoped`; no `renaming`, `hiding` or `(…)` (they alias names).
+- `open`: only namespaces, optionally `scoped`; no `renaming` or `(…)` (they alias names); `open X hiding a b` only
+  when no hidden name is part of an identifier the statement uses (hiding removes names, so the statement reads the
+  same; issue 57).
 - Syntax that reads characters (`lean_env/tables/raw_syntax.txt`): no `open`/`namespace` that could activate a
   namespace holding such syntax (`open_problem`, `namespace_problem`: ProofWidgets.Jsx), no identifier naming one
   anywhere (`raw_namespace_name`), and no first atom of a global one (RAW_OPENERS: `#help`), except the readers the
@@ -26,6 +28,8 @@
 - Attributes: the names of ALLOWED_ATTRIBUTES, each with only the argument words ATTRIBUTE_ARGS lists for it (and
   numbers): an argument that is a term, a tactic or a rule builder running code (aesop's `tactic`, `(pattern := …)`,
   `(rule_sets := …)`) is FORBIDDEN, since Lean elaborates or runs it while the helper is declared.
+- Helper structures (`structure_problem`, issue 57): a proposition (`: Prop`) of fields only, fresh names, no
+  attribute but `mk_iff`, no `extends`, `deriving`, universe or self-reference.
 - Helpers: modifiers from ALLOWED_MODIFIERS, attributes as above, and a fresh name: no dotted suffix
   of its full name (namespaces included) may equal the theorem's name or an identifier the statement uses, so a
   helper can neither stand in for the theorem nor shadow what the statement means.
@@ -35,11 +39,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from lean_env.commands import Command
+from lean_env.evaluated import AESOP_BUILDERS, AESOP_PHASES
 from lean_env.lexer import Token, name_parts
 from lean_env.tables import rows
 
 if TYPE_CHECKING:
-    from lean_env.commands import Command, Prefix
+    from lean_env.commands import Prefix
 
 DECLARATIONS = frozenset({"theorem", "lemma", "def", "abbrev"})
 ALLOWED_MODIFIERS = frozenset({"private", "protected", "noncomputable"})
@@ -52,8 +58,7 @@ ATTRIBUTE_ARGS: dict[str, frozenset[str]] = {   # attribute -> the words it may 
                          "unusedHavesSuffices", "synTaut", "explicitVarsOfIff", "fintypeFinite", "ge_or_gt"}),
     # aesop: phase, success probability `50%` or penalty, and the builders that only use the declaration's type
     # (not `tactic`, which runs the helper as TacticM code, nor the term-taking `(pattern := …)`, `(immediate := …)`)
-    "aesop": frozenset({"safe", "norm", "unsafe", "%", "-", "apply", "forward", "destruct", "constructors", "cases",
-                        "simp", "unfold"}),
+    "aesop": AESOP_PHASES | AESOP_BUILDERS | {"%", "-"},
 }
 ALLOWED_ATTRIBUTES = frozenset(ATTRIBUTE_ARGS)
 HEADER_MAX_HEARTBEATS = 400_000   # DEFAULT_HEADER's `set_option maxHeartbeats`, and the bound of the model's code
@@ -113,7 +118,7 @@ RAW_OPENERS = frozenset(r.first_atom for r in _UNFOLLOWED if r.scope == "global"
 
 _SORRY = re.compile(r"(?m)(?:^|\.)(sorry|admit|sorryAx)(?=\.|$)")
 _FORBIDDEN = re.compile("(?m)(?:^|\\.)(" + "|".join(re.escape(p) for p in sorted(FORBIDDEN_PARTS)) +
-                        r"|unsafe[^.\n]*)(?=\.|$)|^Lean\.(?:" + "|".join(sorted(_META)) + r")(?=\.|$)")
+                        r"|unsafe[^.\n]*|_aux[^.\n]*)(?=\.|$)|^Lean\.(?:" + "|".join(sorted(_META)) + r")(?=\.|$)")
 
 
 def forbidden_names(idents: list[Token]) -> tuple[Token, str, bool] | None:
@@ -130,9 +135,13 @@ def forbidden_names(idents: list[Token]) -> tuple[Token, str, bool] | None:
     return None
 
 
-def prefix_problem(prefix: Prefix) -> str | None:
-    """Why an `open …` or `set_option …` form is not allowed."""
+def prefix_problem(prefix: Prefix, statement_uses: frozenset[str] = frozenset()) -> str | None:
+    """Why an `open …` or `set_option …` form is not allowed. `open X hiding a b` only hides names, so it is allowed
+    when no hidden name is a part of an identifier the statement uses (`statement_uses`): then the statement reads
+    the same (issue 57)."""
     args = prefix.tokens[1:]
+    if prefix.keyword == "open" and len(args) > 2 and args[1].text == "hiding":
+        return _hiding_problem(args, statement_uses)
     if prefix.keyword == "open":
         names = args[1:] if args and args[0].text == "scoped" else args
         if not names or any(t.kind != "ident" or t.text in ("renaming", "hiding", "scoped") for t in names):
@@ -151,6 +160,19 @@ def prefix_problem(prefix: Prefix) -> str | None:
     if not (args[1].kind == "num" and args[1].text.isdigit() and low <= int(args[1].text) <= high):
         return f"`set_option {option}` needs a decimal number from {low} to {high}, not `{args[1].text}`"
     return None
+
+
+def _hiding_problem(args: list[Token], statement_uses: frozenset[str]) -> str | None:
+    """Why `open X hiding a b` (`args` after `open`) is not allowed: not one namespace and names, or a hidden name
+    that is a part of an identifier of the statement."""
+    if any(t.kind != "ident" or t.text in ("renaming", "hiding", "scoped") for t in (args[0], *args[2:])):
+        return "only `open X hiding a b` (one namespace, then names) is allowed, not " + \
+            " ".join(t.text for t in args)[:80]
+    used = {part for name in statement_uses for part in name.split(".")}
+    hidden = next((t.text for t in args[2:] if set(name_parts(t.text)) & used), None)
+    if hidden is not None:
+        return f"`open {args[0].text} hiding {hidden}` hides a name the statement uses (it could change what it means)"
+    return open_problem(name_parts(args[0].text))
 
 
 def open_problem(name: tuple[str, ...]) -> str | None:
@@ -190,8 +212,10 @@ def _raw_reason(what: str, namespace: tuple[str, ...]) -> str:
             "cannot follow (lean_env/tables/raw_syntax.txt)")
 
 
-def attribute_problem(attribute: list[Token]) -> str | None:
-    """Why one `@[…]` (its tokens between the brackets) is not allowed: an unknown attribute or argument word."""
+def attribute_problem(attribute: list[Token], kind: str = "theorem") -> str | None:
+    """Why one `@[…]` (its tokens between the brackets) on a declaration of `kind` (`theorem`, `def`, …) is not
+    allowed: an unknown attribute or argument word, or an aesop rule whose builder the declaration's type picks
+    (no builder word) on anything but a `theorem`/`lemma` (a proposition: never the tactic builder)."""
     if not attribute:
         return "the attribute `@[]` is not allowed"
     entries: list[list[Token]] = [[]]
@@ -210,6 +234,10 @@ def attribute_problem(attribute: list[Token]) -> str | None:
             allowed = ", ".join(sorted(words)) or "none"
             return (f"`@[{entry[0].text} …]` may not take `{bad_arg.text}` (an attribute argument that is a term, "
                     f"a tactic or a code-running rule builder; allowed words: {allowed})")
+        if entry[0].text == "aesop" and kind not in ("theorem", "lemma") and \
+                not any(t.text in AESOP_BUILDERS for t in entry):
+            return (f"`@[aesop …]` on a `{kind}` needs a builder word ({', '.join(sorted(AESOP_BUILDERS))}): "
+                    "without one, aesop's default builder runs a definition of tactic type as a tactic")
     return None
 
 
@@ -221,7 +249,7 @@ def helper_problem(cmd: Command, full_name: tuple[str, ...], statement_uses: fro
     if bad_mod:
         return f"the modifier `{bad_mod}` is not allowed on `{name}`"
     for attribute in cmd.attributes:
-        why = attribute_problem(attribute)
+        why = attribute_problem(attribute, cmd.head.text if cmd.head is not None else "")
         if why:
             return why
     if "_root_" in full_name:
@@ -233,6 +261,55 @@ def helper_problem(cmd: Command, full_name: tuple[str, ...], statement_uses: fro
         if ".".join(suffix) in statement_uses:
             return f"the helper `{name}` shadows `{'.'.join(suffix)}`, which the statement uses"
     return None
+
+
+_STRUCTURE_WORDS = frozenset({"extends", "deriving", "Sort", "class", "mutual", "inductive", "instance"})
+
+
+def _mk_iff(attribute: list[Token]) -> bool:
+    """Whether one `@[…]` is `mk_iff` with at most a name: trusted code that states a lemma about the structure."""
+    return bool(attribute) and attribute[0].text == "mk_iff" and (len(attribute) == 1 or (
+        len(attribute) == 2 and attribute[1].kind == "ident"))
+
+
+def structure_problem(cmd: Command, full_name: tuple[str, ...], statement_uses: frozenset[str],
+                      target: tuple[str, ...], text: str) -> str | None:
+    """Why a helper `structure` is not allowed (issue 57). Allowed: `structure N [binders] : Prop where`, an optional
+    `ctor ::` and fields, no modifier, no attribute but Mathlib's `@[mk_iff [name]]` (its lemma's name is fresh
+    too), no `extends`/`deriving`, no universe (`.{u}`, `Sort`), and no field type naming `N` (a recursive or nested
+    structure is an inductive type the post-v4.9 kernel fixes concern: docs/lean.md, kernel soundness). The name
+    and every field's name are fresh as a helper's are, and no field is named like a part of an identifier the
+    statement uses."""
+    name = ".".join(full_name)
+    if cmd.modifiers or any(not _mk_iff(a) for a in cmd.attributes):
+        return f"the structure `{name}` may not carry attributes (but `@[mk_iff [name]]`) or modifiers"
+    for attribute in cmd.attributes:   # Mathlib's `mk_iff` declares `<n>_iff` (or the name given) beside `N`
+        iff = name_parts(attribute[1].text) if len(attribute) == 2 else (full_name[-1][:1].lower() + full_name[-1][1:]
+                                                                          + "_iff",)
+        why = helper_problem(Command(), (*full_name[:-1], *iff), statement_uses, target)
+        if why:
+            return why
+    bad = next((t.text for t in cmd.body if t.text in _STRUCTURE_WORDS or t.text in (".{", "Type*", "Sort*")), None)
+    bad = bad or next((f"Type {u.text}" for t, u in zip(cmd.body, cmd.body[1:])
+                       if t.text == "Type" and (u.kind in ("ident", "num") or u.text in ("*", "_", "("))), None)
+    if bad is not None:
+        return f"the structure `{name}` may not use `{bad}` (only its own fields)"
+    if any(t.kind == "ident" and full_name[-1] in name_parts(t.text) for t in cmd.body[1:]):
+        return f"the structure `{name}` mentions itself (a recursive or nested inductive type)"
+    where = next((i for i, t in enumerate(cmd.body) if t.text == "where"), None)
+    if where is None or [t.text for t in cmd.body[max(0, where - 2):where]] != [":", "Prop"]:
+        return (f"the structure `{name}` must be a proposition (`structure {full_name[-1]} … : Prop where`): a data "
+                "structure's projections and constructor are what known kernel and checker exploits forge")
+    fields = [t for i, t in enumerate(cmd.body[where + 1:], where + 1)
+                                       if t.kind == "ident" and "\n" in text[cmd.body[i - 1].end:t.start]]
+    used = {part for n in statement_uses for part in n.split(".")}
+    for field_token in fields:
+        why = helper_problem(Command(), (*full_name, *name_parts(field_token.text)), statement_uses, target)
+        if why is None and set(name_parts(field_token.text)) & used:
+            why = f"the field `{field_token.text}` of `{name}` is named like a part of the statement's identifiers"
+        if why:
+            return why
+    return helper_problem(Command(), full_name, statement_uses, target)
 
 
 def statement_names(signature: list[Token]) -> frozenset[str]:

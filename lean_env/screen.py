@@ -6,8 +6,10 @@ block has exactly this shape (comments anywhere; the rules live in `lean_env.rul
     order (only what the header sets), also after the model's own plain ones   (dropped: the trusted header is used)
   any of, each optionally after `open … in` / `set_option … in`:
     helper `theorem`/`lemma`/`def`/`abbrev` under a fresh name (modifiers private/protected/noncomputable,
-      allowlisted attributes), `namespace X … end X` / `[noncomputable] section … end` around helpers,
-    plain `open A B`, `set_option <allowlisted option> <value>`, `universe u …`
+      allowlisted attributes), a helper `structure … : Prop` of fields only (`rules.structure_problem`),
+      `namespace X … end X` / `[noncomputable] section … end` around helpers,
+    plain `open A B` or `open X hiding a b` (no hidden name in the statement), `set_option <allowlisted option>
+      <value>`, `universe u …`
   theorem <name> <the dataset's signature, token for token> := <proof>     (at root: in no namespace)
   the `end`s of the sections still open, if any                       (nothing else after the theorem)
 and no kept token uses `sorry`/`admit`/`sorryAx` (SORRY), a forbidden name or option (FORBIDDEN). Then
@@ -22,8 +24,9 @@ import unicodedata
 from dataclasses import dataclass
 
 from lean_env.commands import Command, split_commands
+from lean_env.evaluated import aesop_clause_problem, aesop_phase_words, answer_declarations, config_problem
 from lean_env.lexer import Token, lex, name_parts
-from lean_env.meta_code import answer_opens, config_problem, declared_names, name_problem, trusted_opens
+from lean_env.meta_code import answer_opens, name_problem, trusted_opens
 from lean_env.meta_code import namespace_problem as meta_namespace_problem
 from lean_env.parse import extract_answer
 from lean_env.rules import (
@@ -36,6 +39,7 @@ from lean_env.rules import (
     prefix_problem,
     raw_namespace_name,
     statement_names,
+    structure_problem,
 )
 from lean_env.text import suspicious_character
 from lean_env.types import Verdict
@@ -201,12 +205,14 @@ def _without(text: str, start: int, end: int, dropped: list[Command]) -> str:
 
 
 def _scan_names(code: list[Token], text: str) -> None:
-    """FORBIDDEN for lexing ambiguities and syntax quotations, SORRY for sorry-like names, FORBIDDEN for other
-    forbidden names (identifiers and name literals alike)."""
+    """FORBIDDEN for lexing ambiguities, syntax quotations and `…%` term elaborators, SORRY for sorry-like names,
+    FORBIDDEN for other forbidden names (identifiers and name literals alike; aesop's `unsafe` phase word is no
+    name)."""
     error = next((t for t in code if t.kind == "error"), None)
     if error is not None:
         raise Reject(Verdict.FORBIDDEN, f"the answer contains {error.text} (line {_line(text, error)})")
-    hit = forbidden_names([t for t in code if t.kind in ("ident", "name")])
+    phase_words = aesop_phase_words(code)
+    hit = forbidden_names([t for i, t in enumerate(code) if t.kind in ("ident", "name") and i not in phase_words])
     if hit is not None:
         token, name, is_sorry = hit
         raise Reject(Verdict.SORRY if is_sorry else Verdict.FORBIDDEN,
@@ -214,19 +220,25 @@ def _scan_names(code: list[Token], text: str) -> None:
     quote = next((t for t in code if t.kind == "sym" and "`" in t.text), None)
     if quote is not None:
         raise Reject(Verdict.FORBIDDEN, f"the answer contains a syntax quotation (line {_line(text, quote)})")
+    elaborator = next((t for t in code if t.kind == "sym" and len(t.text) > 1 and t.text.endswith("%")), None)
+    if elaborator is not None:   # `type_of%`, `eval%`, `decl_name%`, …: elaborator helpers, no mathematics
+        raise Reject(Verdict.FORBIDDEN, f"the answer uses the term elaborator `{elaborator.text}`, which reads or "
+                                        f"runs code at elaboration (line {_line(text, elaborator)})")
 
 
 def _check_meta_code(code: list[Token], text: str, opens: frozenset[tuple[str, ...]]) -> None:
-    """FORBIDDEN for a name of the meta-level API and for a tactic configuration that is not literal data
-    (`lean_env.meta_code`)."""
-    for hit in (name_problem(code, opens | answer_opens(code)), config_problem(code, declared_names(code))):
+    """FORBIDDEN for a name of the meta-level API (`lean_env.meta_code`), and for a tactic configuration that is not
+    a literal of known data fields or an aesop rule that could run the answer's code (`lean_env.evaluated`)."""
+    declared = answer_declarations(code, text)
+    for hit in (name_problem(code, opens | answer_opens(code)), config_problem(code),
+                aesop_clause_problem(code, declared)):
         if hit is not None:
             raise Reject(Verdict.FORBIDDEN, f"{hit[1]} (line {_line(text, hit[0])})")
 
 
-def _check_prefixes(cmd: Command, text: str) -> None:
+def _check_prefixes(cmd: Command, text: str, statement_uses: frozenset[str]) -> None:
     for prefix in cmd.prefixes + cmd.inner + ([cmd.plain] if cmd.plain else []):
-        why = prefix_problem(prefix)
+        why = prefix_problem(prefix, statement_uses)
         if why is None and prefix.keyword == "open":
             why = next(filter(None, (meta_namespace_problem(name_parts(t.text), "open") for t in prefix.tokens[1:]
                                      if t.kind == "ident" and t.text != "scoped")), None)
@@ -279,7 +291,7 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
     target: tuple[Command, int] | None = None
     target_name = name_parts(statement.name)
     for cmd in commands:
-        _check_prefixes(cmd, text)
+        _check_prefixes(cmd, text, statement.names)
         head = cmd.head
         if head is None:
             raise Reject(Verdict.FORBIDDEN, "`open … in`, `set_option … in` or a modifier ends the answer")
@@ -306,6 +318,11 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
             if decorated or not stack or stack[-1][1] != closes or len(cmd.body) > 1:
                 raise Reject(Verdict.FORBIDDEN, f"`end` does not close an open namespace or section {where}")
             stack.pop()
+        elif head.text == "structure" and cmd.body and cmd.body[0].kind == "ident":
+            prefix = tuple(p for kind, parts in stack if kind == "namespace" for p in parts)
+            why = structure_problem(cmd, prefix + name_parts(cmd.body[0].text), statement.names, target_name, text)
+            if why:
+                raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
         elif head.text in DECLARATIONS and cmd.body and cmd.body[0].kind == "ident":
             name = name_parts(cmd.body[0].text)
             if name == target_name and head.text != "abbrev":
@@ -322,8 +339,8 @@ def _walk(commands: list[Command], statement: Statement, text: str) -> tuple[Com
                 raise Reject(Verdict.FORBIDDEN, f"{why} {where}")
         else:
             raise Reject(Verdict.FORBIDDEN, f"`{head.text}` is not allowed {where}: only helper theorem/lemma/def/"
-                                            "abbrev, namespace/section … end, universe, open, set_option may precede "
-                                            "the theorem")
+                                            "abbrev/structure, namespace/section … end, universe, open, set_option "
+                                            "may precede the theorem")
     if target is None:
         raise Reject(Verdict.STATEMENT_MISMATCH, f"no `theorem {statement.name}` in the answer")
     if stack:   # else the assembler's `end` would close it, and the check would run in the model's scope

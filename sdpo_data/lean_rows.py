@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 from lean_env.text import blank_comments
 from sdpo_data.prompts import build_prompt
+from sdpo_data.statement_defects import statement_defect
 
 DEEPSEEK_HEADER = (
     "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\n"
@@ -141,6 +142,7 @@ def screen_records(records: Iterable[dict[str, Any]], dataset: LeanDataset) -> S
 def verl_row(problem: LeanProblem, index: int, dataset: LeanDataset, prompt_style: str,
              lean_version: str | None = None) -> dict[str, Any]:
     """One verl RLHFDataset row; `reward_model.ground_truth` is the JSON task read by `reward.lean`."""
+    defect = statement_defect(dataset.name, problem.name, problem.formal_statement) or ""
     ground_truth = {"name": problem.name, "formal_statement": problem.formal_statement, "header": problem.header,
                     "lean_version": lean_version or dataset.lean_version}
     return {
@@ -149,5 +151,6 @@ def verl_row(problem: LeanProblem, index: int, dataset: LeanDataset, prompt_styl
         "ability": "lean4",
         "reward_model": {"style": "rule", "ground_truth": json.dumps(ground_truth, ensure_ascii=False)},
         "extra_info": {"name": problem.id, "split": problem.split, "index": index,
-                       "informal_prefix": problem.informal_prefix},
+                       "informal_prefix": problem.informal_prefix,
+                       "statement_defect": defect},
     }

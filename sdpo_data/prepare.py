@@ -24,6 +24,7 @@ from lean_env import cli_checks
 from sdpo_data.lean_rows import LEAN_DATASETS, screen_records, verl_row
 from sdpo_data.prompts import PROMPT_STYLES
 from sdpo_data.sources import InputError, dataset_card, read_input
+from sdpo_data.statement_defects import statement_defect
 
 
 def _earlier(out_dir: Path, pattern: str) -> str:
@@ -68,6 +69,7 @@ def prepare_lean(dataset: str, source: str, prompt_style: str, out_dir: Path, th
         "def_statements": sum(p.kind == "def" for p in report.kept),
         "renamed_clashes": sum(p.id != p.name for p in report.kept),
         "header_defaulted": sum(p.header_defaulted for p in report.kept),
+        "statement_defects": [p.id for p in report.kept if statement_defect(dataset, p.name, p.formal_statement)],
         "excluded": [{"index": i, "name": n, "reason": r} for i, n, r in report.excluded],
         "excluded_by_reason": dict(report.reasons()), "files": {}, "removed_stale": [],
     }
@@ -124,6 +126,8 @@ def print_summary(summary: dict[str, Any]) -> None:
     for key in ("def_statements", "renamed_clashes", "header_defaulted"):
         if summary.get(key):
             print(f"  {key.replace('_', ' ')}: {summary[key]}")
+    if summary.get("statement_defects"):   # kept, flagged in extra_info.statement_defect (datasets/<name>.md)
+        print(f"  known-defective statements (flagged, kept): {', '.join(summary['statement_defects'])}")
     print(f"  excluded {len(summary['excluded'])} rows" + (":" if summary["excluded"] else ""))
     for row in summary["excluded"]:
         print(f"    #{row['index']} {row.get('name', '')}: {row['reason']}")

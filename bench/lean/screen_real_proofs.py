@@ -223,8 +223,9 @@ WHY_REFUSED = {   # refusal class (a regex on the reason) -> why such a proof ca
                         "command, since `#eval`/`#print`/`#exit` run code, print or end the file",
     r"syntax quotation": "metaprogramming (BFS-Prover-V2's planner defines its own tactic with `elab`/`macro`): code "
                          "that would run in the checker",
-    r"`structure` is not allowed": "declares a type (and its projections, possibly instances): refused on purpose",
-    r"shadows": "a helper named like an identifier of the statement could change what the statement means",
+    r"shadows": "a helper named like an identifier of the statement could change what the statement means (these "
+                "Archive files state their theorem about their own `IsGood`: a def, or a structure the screen reads "
+                "since issue 57)",
     r"unterminated comment": "a bench artifact: the file's doc comment holds a ``` fence, which ends the reply's "
                              "code block (a model's reply would be cut there too)",
 }

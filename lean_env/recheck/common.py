@@ -162,6 +162,18 @@ def failed_to_run(run: ToolRun, what: str, timeout_s: float) -> str | None:
     return None
 
 
+# the checker gave up for lack of a resource (the kernel's recursion or heartbeat limit, memory): no verdict (issue 57)
+_EXHAUSTED = re.compile(r"deep recursion|deterministic timeout|maximum recursion depth|out of memory|stack overflow",
+                        re.IGNORECASE)
+
+
+def exhausted(tool: str, reason: str) -> tuple[Status, str] | None:
+    """Infra when `reason` says the checker ran out of a resource rather than judged the proof, else None."""
+    if _EXHAUSTED.search(reason) is None:
+        return None
+    return "infra", f"{tool} ran out of a resource, which says nothing about the proof: {reason[:500]}"
+
+
 def uncaught_reason(run: ToolRun, tool: str, ok_line: str, ok_output: str,
                     timeout_s: float) -> tuple[Status, str] | str:
     """What every tool whose Lean `main` throws on failure shares: infra when it did not run or timed out; exit 0

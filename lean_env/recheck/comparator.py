@@ -16,10 +16,21 @@ import re
 
 from lean_env.assemble import arrange, split_header
 from lean_env.judge import ALLOWED_AXIOMS
-from lean_env.recheck.common import JobFiles, RecheckJob, Status, ToolRun, ToolSetup, run_tool, uncaught_reason
+from lean_env.recheck.common import (
+    JobFiles,
+    RecheckJob,
+    Status,
+    ToolRun,
+    ToolSetup,
+    exhausted,
+    run_tool,
+    uncaught_reason,
+)
 from lean_env.screen import ScreenResult
 
 COMPARATOR_OK = "Your solution is okay!"
+# a Lean diagnostic at a source position, as lake prints it (`error: <file>.lean:3:2: …`, `<file>.lean:3:2: error: …`)
+_LEAN_ERROR = re.compile(r"^(?:error: \S+\.lean:\d+:\d+:|\S+\.lean:\d+:\d+: error:)", re.MULTILINE)
 _STAGE = re.compile(r"^(?:Building (\S+)|Exporting .* from (\S+))\s*$", re.MULTILINE)
 
 
@@ -45,19 +56,24 @@ def comparator_config(module: str, name: str, kind: str) -> dict:
 def classify_comparator(run: ToolRun, challenge_module: str, timeout_s: float) -> tuple[Status, str]:
     """comparator's outcome. Exit 0 with its success line confirms. Otherwise its `uncaught exception: <reason>` and
     its last progress line decide: a failure while building or exporting the trusted challenge, or a constant missing
-    from the challenge, is infra; the solution failing to build rejects (lake's errors are in the output); exporting
+    from the challenge, is infra; the solution failing to build rejects when lake printed a Lean error at a source
+    position, and is infra when the build stopped without one (Lean crashed or was killed: issue 57); exporting
     the built solution failing is infra (a lean4export problem); a failure after both exports (statements differ,
     an illegal axiom, the kernel rejects) rejects with comparator's reason."""
     reason = uncaught_reason(run, "comparator", COMPARATOR_OK, run.stdout, timeout_s)
     if not isinstance(reason, str):
         return reason
+    if (gave_up := exhausted("comparator", reason)) is not None:
+        return gave_up
     stages = [("build", b) if b else ("export", e) for b, e in _STAGE.findall(run.stdout)]
     if not stages:
         return "infra", f"comparator failed before building anything: {reason}"
     stage, module = stages[-1]
     if module == challenge_module or "in challenge" in reason or reason.startswith("Challenge constant"):
         return "infra", f"the trusted challenge failed ({stage} {module}): {reason}; {run.tail(600)}"
-    if reason.startswith("Child exited") and stage == "build":
+    if reason.startswith("Child exited") and stage == "build":   # a Lean error in the solution, or a crash: infra
+        if _LEAN_ERROR.search(run.stdout + "\n" + run.stderr) is None:
+            return "infra", f"building the solution stopped with no Lean error (a crash, not a verdict): {reason}"
         return "rejected", f"the solution does not compile: {run.tail(1200)}"
     if reason.startswith("Child exited"):
         return "infra", f"exporting the solution failed: {reason}; {run.tail(600)}"

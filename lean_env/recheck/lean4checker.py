@@ -22,6 +22,7 @@ from lean_env.recheck.common import (
     Status,
     ToolRun,
     ToolSetup,
+    exhausted,
     failed_to_run,
     run_tool,
 )
@@ -39,7 +40,8 @@ def classify_lean4checker(run: ToolRun, module: str, timeout_s: float) -> tuple[
         return "confirmed", "the kernel replayed every declaration"
     if f"found a problem in {module}" in run.stderr:
         m = UNCAUGHT.search(run.stderr)
-        return "rejected", (m.group(1).strip() if m else run.tail())[:2000]
+        reason = (m.group(1).strip() if m else run.tail())[:2000]
+        return exhausted("lean4checker", reason) or ("rejected", reason)
     return "infra", f"lean4checker exited {run.returncode}: {run.tail()}"
 
 

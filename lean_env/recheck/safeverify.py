@@ -16,7 +16,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lean_env.recheck.common import JobFiles, RecheckJob, Status, ToolRun, ToolSetup, run_tool, uncaught_reason
+from lean_env.recheck.common import (
+    JobFiles,
+    RecheckJob,
+    Status,
+    ToolRun,
+    ToolSetup,
+    exhausted,
+    run_tool,
+    uncaught_reason,
+)
 from lean_env.recheck.comparator import comparator_sources
 from lean_env.recheck.compile import Compiled, compile_module
 from lean_env.screen import ScreenResult
@@ -35,6 +44,8 @@ def classify_safeverify(run: ToolRun, target: Path, timeout_s: float) -> tuple[S
     reason = uncaught_reason(run, "SafeVerify", SAFEVERIFY_OK, run.stderr, timeout_s)
     if not isinstance(reason, str):
         return reason
+    if (gave_up := exhausted("SafeVerify", reason)) is not None:
+        return gave_up
     replaying = _REPLAYING.findall(run.stderr)
     if not reason.startswith(_VERDICT_REASONS) or (replaying and replaying[-1].strip() == str(target)
                                                    and not reason.startswith("SafeVerify check failed")):

@@ -86,6 +86,8 @@ for module in (cfg["challenge_module"], cfg["solution_module"]):
         print(f"error: unknown target `{module}`")
         fail("Child exited with 1")
     texts[module] = text = open(path(module)).read()
+    if "fake:build-crash" in text:   # lake's child (Lean) died, e.g. an abort or the OOM killer: no Lean error
+        fail("Child exited with 134")
     if "fake:challenge-broken" in text or "fake:error" in text:
         print(f"error: {path(module)}:3:2: unsolved goals")
         fail("Child exited with 1")

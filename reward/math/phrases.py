@@ -15,10 +15,11 @@ _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b(?:\s*(?:is|:|\*\*|#|\\\]|\\\)|\$)+)?|\bthe\s+(?:correct\s+)?(?:answer|option|choice)\s+is\b"
     r"|(?<![\w-])answer\s*(?:\*\*)?\s*:|^[ \t]*#{1,6}[ \t]*answer[ \t]*$"
     # GSM8K's "#### 72": a line of the mark and a number (and at most two unit words; not "#### 3. Setup")
-    r"|^[ \t]*####(?=[ \t]*\$?-?[\d.,]*\d(?:[ \t]+[a-z]+){0,2}[ \t]*\.?[ \t]*$))",
+    r"|^[ \t]*####(?=[ \t]*\$?-?[\d.,]*\d(?:[ \t]*\\?%)?(?:[ \t]+[a-z]+){0,2}[ \t]*\.?[ \t]*$))",
     re.IGNORECASE | re.MULTILINE)
-GSM8K_LINE = re.compile(r"^[ \t]*####[ \t]*(\$?-?[\d.,]*\d)[ \t]*\.?\s*\Z", re.MULTILINE)
-_PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\bis\b)*")
+GSM8K_LINE = re.compile(r"^[ \t]*####[ \t]*(\$?-?[\d.,]*\d(?:[ \t]*\\?%)?)[ \t]*\.?\s*\Z", re.MULTILINE)
+_PHRASE_SKIP = re.compile(r"(?:\s|\*\*|#|:|\b(?:is|therefore|thus|hence|then|now|indeed|really|becomes|reads|"
+                          r"should\s+(?:read|be)|would\s+be|will\s+be)\b)*", re.IGNORECASE)
 MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$]+?)\$", re.DOTALL)
 UNIT_WORD = (r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
              r"sixteen|seventeen|eighteen|nineteen")
@@ -26,6 +27,10 @@ TENS_WORD = r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
 _NUMBER_WORDS = re.compile(rf"(?:(?:{UNIT_WORD}|{TENS_WORD}|hundred|thousand|million|billion|and|a)\b[\s-]*)+",
                            re.IGNORECASE)
 _LAST_WORD_IS = re.compile(r".*(?:\bis\b|=|\bare\b|\bequals\b)\s*(?::\s*)?", re.DOTALL)
+_FIRST_STATING = re.compile(r"[^=]*?(?:\b(?:is|are)\b|:)\s*")
+_CONNECTIVE = re.compile(r"^(?:so|thus|hence|therefore|then|and)\b,?\s*", re.IGNORECASE)
+_JOINERS = re.compile(r"\s*(?:,\s*(?:or|and)\b|\bor\b|\band\b|,)\s*")
+_ONE_SOLUTION = re.compile(r"([A-Za-z])\s*=\s*([^=,]+)")
 MAX_SENTENCE = 1000        # an answer sentence longer than this is prose, not an answer
 PHRASES_TRIED = 5          # the last phrases whose values are checked (bounded work on phrase-heavy replies)
 _NOT_AN_ANSWER = {"correct", "right", "wrong", "incorrect", "below", "above", "as follows", "the following", "not",
@@ -88,9 +93,26 @@ def sentence_answer(sentence: str) -> str | None:
         prose = sentence[:spans[-1].start()]
         if not prose.strip() or re.search(r"(?:\bis|=|\bare|\bequals|:)\s*$", prose):
             return _strip_value(right_side(last) if comment else last) or None
+    listed = solution_list(sentence)
+    if listed is not None:
+        return listed
     stated = _LAST_WORD_IS.match(sentence)
     value = _strip_value(sentence[stated.end():] if stated and sentence[stated.end():].strip() else sentence)
     return value if _looks_like_answer(value) else None
+
+
+def solution_list(sentence: str) -> str | None:
+    """The values of a list of solutions of one unknown ("x = 3 or x = 5", "$x=1$, $x=2$, or $x=3$", also after
+    "the solutions are"), joined by ", " as a reference lists them; None for anything else."""
+    head = _FIRST_STATING.match(sentence)
+    text = _CONNECTIVE.sub("", (sentence[head.end():] if head else sentence).replace("$", " ").strip())
+    parts = _JOINERS.split(text.rstrip(".").strip())
+    if len(parts) < 2:
+        return None
+    solved = [_ONE_SOLUTION.fullmatch(p.strip()) for p in parts]
+    if not all(solved) or len({m.group(1) for m in solved if m}) != 1:
+        return None
+    return ", ".join(m.group(2).strip() for m in solved if m)
 
 
 def _looks_like_answer(value: str) -> bool:

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import re
 
-from reward.math.phrases import COMMENT_CLAUSE, MATH_SPAN, TENS_WORD, UNIT_WORD, right_side
+from reward.math.phrases import (
+    COMMENT_CLAUSE,
+    MATH_SPAN,
+    MAX_SENTENCE,
+    TENS_WORD,
+    UNIT_WORD,
+    right_side,
+    solution_list,
+)
 
 _NUMBER = re.compile(r"(?<![\w.√\\^_{/])-?(?:\d+[ \t]+\d+[ \t]*/[ \t]*\d+|\d*√\d+|\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?%?"
                      r"(?:[ \t]+(?:thousand|million|billion|trillion)\b)?|\.\d+)(?![\w√^_])")
@@ -35,6 +43,9 @@ def trailing_formula(text: str) -> str | None:
     if not body or not (body.endswith((".", "!", "\\]", "$")) or _ends_in_a_lone_number(body)):
         return None
     start = _last_sentence_start(body)
+    listed = solution_list(body[start:].strip()[:MAX_SENTENCE])   # "the solutions are $x = 3$ or $x = 5$."
+    if listed is not None:
+        return listed
     spans = [m for m in MATH_SPAN.finditer(body) if m.end() > start]
     if spans:
         formula = next(g for g in spans[-1].groups() if g is not None).strip()

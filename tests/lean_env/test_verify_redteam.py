@@ -51,7 +51,9 @@ SCREEN = [  # (family, statement, code, verdict)
     ("context", ST, f"macro_rules | `(ℝ) => `(ℕ)\n{OK}", F),
     ("context", ST, f"set_option autoImplicit true\n{OK}", F),
     ("context", ST, f"open Real renaming sqrt → x\n{OK}", F),
-    ("context", ST, f"open Real hiding sqrt\n{OK}", F),
+    # issue 57 accepts `open X hiding y` when the statement does not use `y` (test_screen_allowlist.py); hiding a
+    # name the statement uses would let it resolve elsewhere (here `sqrt` to `Nat.sqrt`, the header opening `Nat`)
+    ("context", ST2, f"open Real hiding sqrt\n{SIG2} := by\n  simp", F),
     ("context", ST, f"export Real (sqrt)\n{OK}", F),
     # (`universe u` was refused here; issue 48 allows it: it names universe variables for the model's section, runs no
     # code and declares no constant: tests/lean_env/test_honest_proofs.py)

@@ -79,7 +79,7 @@ def test_prepare_writes_verl_rows_per_split(tmp_path):
     assert truth == {"name": "good_a", "formal_statement": ROWS[0]["formal_statement"], "header": HEADER,
                      "lean_version": LEAN_DATASETS["minif2f"].lean_version}
     assert dict(first["extra_info"]) == {"name": "good_a", "split": "valid", "index": 0,
-                                         "informal_prefix": "/-- Show it. -/\n"}
+                                         "informal_prefix": "/-- Show it. -/\n", "statement_defect": ""}
     assert [m["role"] for m in first["prompt"]] == ["system", "user"]
     assert ROWS[0]["formal_statement"].rstrip() in first["prompt"][1]["content"]
     assert [e["name"] for e in valid["extra_info"]] == ["good_a", "good_b__2", "no_header"]

@@ -83,6 +83,7 @@ def test_comparator_def_statement_is_a_definition_hole(recheck_tools):
     ("error", "rejected", "does not compile"),
     ("export-crash", "infra", "exporting the solution failed"),
     ("crash", "infra", "without a reason"),
+    ("build-crash", "infra", "no Lean error"),   # issue 57: a checker that crashes is infra, never a verdict
 ])
 def test_comparator_failures_are_classified_with_the_tools_message(recheck_tools, marker, status, needle):
     (result,) = recheck([job("P3", f"rfl -- fake:{marker}")], config(recheck_tools, "comparator"), progress=False)
@@ -382,3 +383,20 @@ def test_cli_an_out_it_cannot_write_is_one_error_before_any_tool_runs(recheck_to
     assert capsys.readouterr().err == (f"error: --out {blocker / 'r.jsonl'}: {blocker} is a file, so no folder can be "
                                        "made there (choose another path)\n")
     assert blocker.read_text() == "kept"
+
+
+# ------------------------------------------------------------------ issue 57: a checker out of a resource is infra
+
+@pytest.mark.parametrize("exhausted", ["(kernel) deep recursion detected", "(kernel) deterministic timeout",
+                                       "maximum recursion depth has been reached"])
+def test_a_checker_that_runs_out_of_a_resource_gives_no_verdict(exhausted):
+    """The kernel giving up (deep recursion, a timeout) says nothing about the proof: infra, never a cheat."""
+    checker = ToolRun(1, "Searching for modules matching: [M.X]\n",
+                      f"lean4checker found a problem in M.X\nuncaught exception: {exhausted}")
+    assert classify_lean4checker(checker, "M.X", 10)[0] == "infra"
+    safe = ToolRun(1, "", f"Replaying /p/Target.olean\nReplaying /p/Submission.olean\nuncaught exception: {exhausted}")
+    assert lean_env.recheck.safeverify.classify_safeverify(safe, Path("/p/Target.olean"), 10)[0] == "infra"
+    comparator = ToolRun(1, "Building A.Challenge\nExporting #[t1] from A.Challenge\nBuilding A.Solution\n"
+                            "Exporting #[t1] from A.Solution\nRunning Lean default kernel on solution.\n",
+                         f"uncaught exception: {exhausted}")
+    assert lean_env.recheck.comparator.classify_comparator(comparator, "A.Challenge", 10)[0] == "infra"

@@ -20,6 +20,8 @@ theorem lt_irrefl' {a : ℕ} : ¬ a < a := Nat.lt_irrefl a
 structure State where
   n : ℕ
 
+def usesLinState (s : State) : ℕ := 0
+
 end Linarith
 
 def _root_.atRoot : CoreM Unit := pure ()
@@ -44,5 +46,8 @@ def test_meta_declarations_cascade_through_unique_type_names_only():
     want = {"Linarith.Preprocessor", "Linarith.Preprocessor.run", "atRoot", "Other.State", "Other.usesPre"}
     assert want <= set(found)
     assert "Linarith.State" not in found          # no meta type in it
-    assert "Other.usesState" not in found         # `State` is declared twice: no cascade through it
+    # `State` is declared twice: it cascades only within the namespace of the meta one (issue 57: a local
+    # `abbrev M := ReaderT Context AtomM` and the `def`s typed `M …` beside it)
+    assert "Other.usesState" in found
+    assert "Linarith.usesLinState" not in found
     assert found["atRoot"] == "pkg:A"
