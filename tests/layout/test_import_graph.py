@@ -40,7 +40,7 @@ VERL_FREE = {
     "sdpo_ext/attention": ({"torch", "transformers", "flash_attn"}, ("sdpo_ext.attention",)),
     "sdpo_ext/ttrl/problem_set.py": (set(), ("sdpo_attempts",)),
     "sdpo_ext/ttrl/modes.py": (set(), ()),
-    "sdpo_ext/judged.py": (set(), ()),
+    "sdpo_ext/judged.py": (set(), ("sdpo_attempts.valid",)),
     "sdpo_ext/resolvers.py": ({"omegaconf"}, ("sdpo_ext.startup.small_host", "sdpo_ext.ttrl.modes")),
     "sdpo_ext/startup/small_host.py": ({"omegaconf", "ray"}, ()),
 }
