@@ -1,4 +1,4 @@
-"""A discovery report (`sdpo_eval.discovery_curves.discovery_report`) as a plot (discovery@k with its bootstrap band),
+"""A discovery report (`sdpo_eval.discovery.curves.discovery_report`) as a plot (discovery@k with its bootstrap band),
 a table of first successes, and the summary JSON the bench results keep (issue 32's schema):
 
     {"task", "call", "budget": B, "problems": [...],
@@ -22,6 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sdpo_eval.discovery.methods import BASELINES
+
 SUMMARY_KEYS = ("seeds", "discovery_at", "first_success")
 
 
@@ -32,7 +34,6 @@ def attempts_to_match(curve: list[float], target: float) -> int | None:
     return next((k for k, value in enumerate(curve, start=1) if value >= target - 1e-12), None)
 
 
-BASELINES = ("best_of_k", "reprompt")
 PAIRED_CURVE_KEYS = ("curve", "low_curve", "high_curve")   # the report's paired curves, which the summary leaves out
 
 

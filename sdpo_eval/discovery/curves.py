@@ -4,6 +4,7 @@ are known (`reached`, `covered_k`, `covered_k_pairs`), and each method's paired 
 A run is one run_id: a per-problem run, or one problem's attempts in a set-TTRL run's log (each record carries that
 problem's own attempt count). Only problems present for every method enter the curves (the others are listed in
 `left_out`). An unsolved run that stopped before k attempts is censored at k (`sdpo_eval.stats.discovery_matrix`).
+A record is valid by `sdpo_attempts.valid.valid_record`, the rule training uses.
 """
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from sdpo_attempts.log import within_budget
-from sdpo_data.sources import read_jsonl
-from sdpo_eval.discovery_summary import BASELINES
+from sdpo_attempts.log import read_records, within_budget
+from sdpo_attempts.valid import valid_record
+from sdpo_eval.discovery.methods import BASELINES
 
 
 def read_attempts(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    """Every record of the attempt logs `paths`, in order."""
-    return [record for path in paths for record in read_jsonl(path, what="bad attempt record")]
+    """Every record of the attempt logs `paths`, in order (a log's cut last line left out with a warning)."""
+    return [record for path in paths for record in read_records(path)]
 
 
 def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, dict[str, list[tuple]]]:
@@ -31,7 +32,7 @@ def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, 
         if rec.get("infra") or not within_budget(rec["attempt"], budget):
             continue
         state["made"] = max(state["made"], rec["attempt"])
-        if rec.get("score", 0.0) >= 1.0 and (state["first"] is None or rec["attempt"] < state["first"]):
+        if valid_record(rec) and (state["first"] is None or rec["attempt"] < state["first"]):
             state["first"] = rec["attempt"]
     out: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
     for (method, problem, _, _), state in sorted(runs.items()):
