@@ -27,8 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdpo_eval import run_checks
-from sdpo_eval.discovery import commands, problems, runs
+from sdpo_eval.discovery import commands, problems, run_checks, runs
 from sdpo_eval.discovery.methods import method as lookup
 
 # Runs that share one GPU and host (bench/common/side_by_side.sh has the same for the bench scripts): a fixed 2 GB
@@ -129,6 +128,8 @@ def choose_problems(job: Job, dry_run: bool = False) -> list[str]:
                                     job.base_samples)
         (base / "base_rate.json").write_text(json.dumps(rates, indent=2))
         picked += problems.select(rates, job.base_samples, job.max_rate, job.choose, exclude=tuple(picked))
+    if dry_run:
+        return picked
     job.out_dir.mkdir(parents=True, exist_ok=True)
     chosen.write_text(",".join(picked) + "\n")
     job.log(f"problems ({len(picked)}): {','.join(picked)}")
