@@ -85,6 +85,8 @@ class Run:
             (self.run_dir / "status.json").write_text(json.dumps(
                 {"command": self.command, "returncode": rc, "wall_s": round(time.time() - self.started, 1)},
                 indent=2))
+            if rc == 0:  # a finished run is never resumed: its checkpoints would only fill the disk
+                shutil.rmtree(self.run_dir / "checkpoints", ignore_errors=True)
         return rc
 
 
