@@ -79,3 +79,21 @@ def test_the_sampler_runs_its_methods_and_seeds_in_one_process_into_the_same_lay
     assert command[command.index("--") + 1:] == ["data.max_response_length=128"] and "--backend" in command
     with pytest.raises(ValueError, match="verl run"):
         sampler_command([("grpo", 1)], "toy_lean", ["toy_add_7_5"], 8, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["sdpo_confident", "srpo_shared"])
+def test_the_launchers_side_by_side_overrides_pass_the_key_check_under_both_protocols(name, tmp_path, monkeypatch):
+    from omegaconf import OmegaConf
+
+    from sdpo_eval.discovery.launcher import SIDE_BY_SIDE, SIDE_BY_SIDE_TOKENS
+    from sdpo_ext.startup.checks import check_config_keys
+
+    monkeypatch.setenv("SDPO_DEMO_DATA_DIR", str(tmp_path / "demo"))
+    monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))
+    argv = verl_command(name, "demo", ["add_train_1", "add_train_2"], 64, tmp_path / name, 1, SIDE_BY_SIDE,
+                        save_freq=32)
+    cfg = compose_recipe(f"{method(name).algorithm}_demo", argv[4:])
+    check_config_keys(OmegaConf.create(cfg))
+    arr = cfg["actor_rollout_ref"]
+    assert arr["actor"]["ppo_max_token_len_per_gpu"] == SIDE_BY_SIDE_TOKENS and arr["rollout"]["free_cache_engine"] is False
+    assert cfg["data"]["train_batch_size"] == (1 if method(name).protocol == "single" else 2)
