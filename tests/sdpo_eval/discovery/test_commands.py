@@ -95,5 +95,6 @@ def test_the_launchers_side_by_side_overrides_pass_the_key_check_under_both_prot
     cfg = compose_recipe(f"{method(name).algorithm}_demo", argv[4:])
     check_config_keys(OmegaConf.create(cfg))
     arr = cfg["actor_rollout_ref"]
-    assert arr["actor"]["ppo_max_token_len_per_gpu"] == SIDE_BY_SIDE_TOKENS and arr["rollout"]["free_cache_engine"] is False
+    assert arr["actor"]["ppo_max_token_len_per_gpu"] == SIDE_BY_SIDE_TOKENS
+    assert arr["rollout"]["free_cache_engine"] is False
     assert cfg["data"]["train_batch_size"] == (1 if method(name).protocol == "single" else 2)
