@@ -95,6 +95,7 @@ class Job:
         print(line, flush=True)
 
     def sampler_flags(self) -> list[str]:
+        """The sampler's engine flags: its backend and, for vLLM, its fixed KV cache (it shares the GPU)."""
         kv = ["--vllm-kv-cache-bytes", str(self.sampler_kv_cache_bytes)] if self.sampler_backend == "vllm" else []
         return ["--backend", self.sampler_backend, *kv]
 

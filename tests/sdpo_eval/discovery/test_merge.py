@@ -12,7 +12,7 @@ import pytest
 from sdpo_attempts.log import AttemptLog
 from sdpo_eval.discovery import merge as discovery_chunks
 from sdpo_eval.discovery.report import write as write_report
-from tests.sdpo_eval.discovery.test_curves import set_run_log
+from tests.sdpo_eval.discovery.test_discovery_at_k import set_run_log
 
 ROOT = Path(__file__).resolve().parents[3]
 PROBLEMS = {"demo": ["add_train_1", "add_train_2"], "toy_lean": ["toy_add_7_5"]}
