@@ -9,7 +9,8 @@ PREFIX.json holds the full report (`curves.discovery_report`: every method's cur
 cut runs got, the paired curves) and the summary of `summary.summary` (issue 32's schema: `attempts_to_match_<b>`,
 `difference_vs_<b>`), one object; each method also gets `protocol` (`methods.protocol`: single | shared | sampler)
 and `reset_s_per_problem` ({median, max, switches} of the `sdpo_lean/ttrl_switch` lines in its runs' stdout,
-`switches.py`; null where none was printed). With run folders: `runs` (each folder's return code), `startup` (the
+`switches.py`; null where none was printed) and `teacher_signal` (`teacher.py`: per step, what the teacher gave,
+from the runs' metrics.jsonl; null without). With run folders: `runs` (each folder's return code), `startup` (the
 start-up table per protocol, `startup.table`) where the runs were started by the launcher.
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from sdpo_eval.discovery import startup, switches
+from sdpo_eval.discovery import startup, switches, teacher
 from sdpo_eval.discovery.curves import discovery_report, read_attempts
 from sdpo_eval.discovery.methods import protocol
 from sdpo_eval.discovery.problems import read_base_rates
@@ -46,7 +47,8 @@ def build(records: list[dict[str, Any]], budget: int, *, logs: list[Path] = (), 
     for name, row in full["methods"].items():
         reset = switches.reset_summary(switches.run_switches(folder) for folder in folders.get(name, []))
         result["methods"][name] = {**row, **short["methods"][name], "protocol": protocol(name),
-                                   "reset_s_per_problem": reset}
+                                   "reset_s_per_problem": reset,
+                                   "teacher_signal": teacher.teacher_signal(folders.get(name, []))}
     if recheck is not None:
         result["recheck"] = recheck
     result["base_rate"] = read_base_rates(list(base_rate_files), full["problems"])

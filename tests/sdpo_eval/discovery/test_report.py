@@ -99,12 +99,20 @@ def test_the_report_records_each_methods_protocol_and_the_reset_cost_of_its_sing
         (folder / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs if r["method"] == method))
         (folder / "stdout.log").write_text("".join(switch_line("a", "b", i, r) + "\n" for i, r in enumerate(resets)))
         (folder / "status.json").write_text(json.dumps({"returncode": 0}))
+        if method == "sdpo":  # verl's file logger: two steps, the second cut mid-write by a kill
+            (folder / "metrics.jsonl").write_text(json.dumps({"step": 1, "data": {
+                "self_distillation/demonstration_used_fraction": 0.25, "sdpo/active_sample_fraction": 0.5}}) + "\n"
+                + json.dumps({"step": 2, "data": {"self_distillation/demonstration_used_fraction": 0.75}}) + "\n"
+                + '{"step": 3, "da')
         logs.append(folder / "attempts.jsonl")
     report = build(curves.read_attempts(logs), 8, logs=logs, run_dir=tmp_path / "runs", task="demo", n_boot=50)
     rows = report["methods"]
     assert {m: rows[m]["protocol"] for m in rows} == {"best_of_k": "sampler", "grpo": "single", "sdpo": "single"}
     assert rows["sdpo"]["reset_s_per_problem"] == {"median": 2.0, "max": 3.0, "switches": 2}
     assert rows["grpo"]["reset_s_per_problem"]["max"] == 2.0 and rows["best_of_k"]["reset_s_per_problem"] is None
+    assert rows["sdpo"]["teacher_signal"] == {"steps": 2, "self_distillation/demonstration_used_fraction": 0.5,
+                                              "sdpo/active_sample_fraction": 0.5}
+    assert rows["grpo"]["teacher_signal"] is None
     # the full report and the summary schema in one object: curves and attempts to match side by side
     assert len(rows["sdpo"]["curve"]) == 8 and "attempts_to_match_best_of_k" in rows["sdpo"]
     assert report["runs"] == {"best_of_k/seed0": 0, "grpo/seed0": 0, "sdpo/seed0": 0}
