@@ -146,11 +146,10 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _other(args: argparse.Namespace) -> int:
     if args.command == "pack":
-        from sdpo_eval.discovery.launcher import Job, pack
+        from sdpo_eval.discovery.launcher import pack
 
-        job = Job(task=args.task, methods=("best_of_k",), seeds=(0,), budget=args.budget, out_dir=args.out_dir,
-                  problems=("-",), call=args.call)
-        print("no attempt log yet" if pack(job) is None else f"wrote {args.out_dir / 'report'}")
+        done = pack(args.out_dir.expanduser(), args.budget, args.task, args.call)
+        print("no attempt log yet" if done is None else f"wrote {args.out_dir / 'report'}")
     elif args.command == "merge":
         from sdpo_eval.discovery.merge import merge
 

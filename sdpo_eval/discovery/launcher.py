@@ -220,16 +220,16 @@ def execute(job: Job, dry_run: bool = False, gpu_gb: Callable[[], float | None] 
         if r.poll() != 0:
             failed.append(r.name)
             print(run_checks.failure_line(r.name, r.poll(), r.run_dir), file=sys.stderr)
-    pack(job)
+    pack(job.out_dir, job.budget, job.task, job.call)
     return 1 if failed else 0
 
 
-def pack(job: Job) -> dict | None:
+def pack(out_dir: Path, budget: int, task: str, call: str = "") -> dict | None:
     """The report and the start-up table from whatever runs exist (DIR/report/); the switch and start-up lines of
     each run's stdout kept beside it (what a merge of several calls keeps); None before any attempt log."""
     from sdpo_eval.discovery import report, startup, switches
 
-    root = job.out_dir / "runs"
+    root = out_dir / "runs"
     for log in sorted(root.rglob("stdout.log")) if root.exists() else []:
         text = log.read_text(errors="replace").splitlines()
         (log.parent / "switch_lines.log").write_text("".join(f"{line}\n" for line in text
@@ -238,9 +238,8 @@ def pack(job: Job) -> dict | None:
                                                               if startup.STARTUP_LINE.search(line)))
     if not root.exists() or not any(root.rglob("attempts.jsonl")):
         return None
-    base = [job.out_dir / "base" / "base_rate.json"] if (job.out_dir / "base" / "base_rate.json").exists() else []
-    result = report.write(root, job.budget, job.out_dir / "report" / "discovery", task=job.task, call=job.call,
-                          base_rate_files=base)
+    base = [out_dir / "base" / "base_rate.json"] if (out_dir / "base" / "base_rate.json").exists() else []
+    result = report.write(root, budget, out_dir / "report" / "discovery", task=task, call=call, base_rate_files=base)
     if any(root.rglob("launch.json")):
-        startup.write([root], job.out_dir / "report" / "startup")
+        startup.write([root], out_dir / "report" / "startup")
     return result

@@ -173,3 +173,14 @@ def test_the_start_up_checks_stop_the_job_before_its_first_run(tmp_path, monkeyp
     assert err.startswith("error: sdpo-lean found ") and "- MissingData: data.train_files: " in err
     assert "python -m sdpo_data.toy_lean --out-dir" in err and "(no run started;" in err and "Traceback" not in err
     assert not (out / "runs").exists()
+
+
+def test_pack_reports_a_job_folder_while_it_runs_and_says_when_nothing_is_there_yet(tmp_path, stand_in, capsys):
+    out = tmp_path / "job"
+    assert cli.main(["pack", "--out-dir", str(out), "--task", "toy_lean", "--budget", "32"]) == 0
+    assert "no attempt log yet" in capsys.readouterr().out
+    small = job(tmp_path, stand_in, methods=("best_of_k", "grpo"), seeds=(1,))
+    assert launcher.execute(small, gpu_gb=lambda: None) == 0
+    (out / "report" / "discovery.json").unlink()
+    assert cli.main(["pack", "--out-dir", str(out), "--task", "toy_lean", "--budget", "32", "--call", "x"]) == 0
+    assert json.loads((out / "report" / "discovery.json").read_text())["call"] == "x"
