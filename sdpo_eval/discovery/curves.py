@@ -1,9 +1,9 @@
 """The discovery report's numbers from attempt logs: discovery@k per method with bootstrap bands, how far cut runs
 are known (`reached`, `covered_k`, `covered_k_pairs`), and each method's paired difference to each baseline.
 
-A run is one run_id: a per-problem run, or one problem's attempts in a set-TTRL run's log (each record carries that
+A run is one run_id: a per-problem run, or one problem's attempts in a set run's log (each record carries that
 problem's own attempt count). Only problems present for every method enter the curves (the others are listed in
-`left_out`). An unsolved run that stopped before k attempts is censored at k (`sdpo_eval.stats.discovery_matrix`).
+`left_out`). An unsolved run that stopped before k attempts is censored at k (`estimates.discovery_matrix`).
 A record is valid by `sdpo_attempts.valid.valid_record`, the rule training uses.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ def discovery_report(
     records: Sequence[dict[str, Any]], budget: int, n_boot: int = 2000, seed: int = 0
 ) -> dict[str, Any]:
     """discovery@k curves (k = 1..budget) with bootstrap bands for each method, on the common problems."""
-    from sdpo_eval.stats import bootstrap_discovery, discovery_curve
+    from sdpo_eval.discovery.estimates import bootstrap_discovery, discovery_curve
 
     by_method = runs_by_method(records, budget)
     if not by_method:
@@ -79,11 +79,11 @@ def discovery_report(
 
 def paired_differences(by_method: dict[str, dict[str, list[tuple]]], common: Sequence[str], budget: int,
                        n_boot: int, seed: int) -> dict[str, dict[str, Any] | None]:
-    """{"<method> - <baseline>": the paired difference (`stats.paired_discovery`) at the budget ("k", "value", "low",
-    "high", "share_at_or_below_0", "problems") with its curve over k = 1..budget ("curve", "low_curve",
+    """{"<method> - <baseline>": the paired difference (`estimates.paired_discovery`) at the budget ("k", "value",
+    "low", "high", "share_at_or_below_0", "problems") with its curve over k = 1..budget ("curve", "low_curve",
     "high_curve"); None when no problem is known to both} for every method against each baseline it ran beside. As
     on the curves, a run cut before the budget without a success is left out of its problem's fraction."""
-    from sdpo_eval.stats import paired_discovery
+    from sdpo_eval.discovery.estimates import paired_discovery
 
     out: dict[str, dict[str, Any] | None] = {}
     for baseline in (b for b in BASELINES if b in by_method):

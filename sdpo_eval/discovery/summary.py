@@ -11,7 +11,7 @@ the baseline's discovery@K, K the largest k both are known at on every problem (
 run was cut); null when it never does within K, without that baseline's run, or when the baseline solved nothing.
 `covered_k` and `covered_k_pairs` say which k each comparison covers. `difference_vs_<baseline>`: the method's
 discovery@B minus the baseline's on the same problems, paired per problem, with its bootstrap interval over problems
-and the share of bootstrap draws at or below 0 (`sdpo_eval.stats.paired_discovery`); a cut run is left out
+and the share of bootstrap draws at or below 0 (`sdpo_eval.discovery.estimates.paired_discovery`); a cut run is left out
 of its problem's fraction past the attempts it made, as on the curves.
 
 `first_success` counts the problem's own judged attempts (the attempt log's `attempt`), also in a set-TTRL run where
