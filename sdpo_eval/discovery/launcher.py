@@ -103,8 +103,11 @@ class Job:
 def choose_problems(job: Job, dry_run: bool = False) -> list[str]:
     """The job's problems (module docstring, step 1); DIR/problems.txt once chosen."""
     chosen = job.out_dir / "problems.txt"
-    if chosen.exists():
-        return [p for p in chosen.read_text().strip().split(",") if p]
+    if chosen.exists():  # a job started again runs the problems it chose, whatever the flags say now
+        picked = [p for p in chosen.read_text().strip().split(",") if p]
+        if not dry_run:
+            job.log(f"problems ({len(picked)}, from {chosen}): {','.join(picked)}")
+        return picked
     picked = list(job.problems)
     if job.choose:
         base = job.out_dir / "base"

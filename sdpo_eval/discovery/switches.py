@@ -17,13 +17,14 @@ from typing import Any
 
 SWITCH_MARK = "sdpo_lean/ttrl_switch"
 SWITCH_LINE = re.compile(re.escape(SWITCH_MARK) + r" (\{.*\})\s*$")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours the process prefix of a forwarded line
 LOG_NAMES = ("stdout.log", "switch_lines.log")  # the run's stdout, or the lines of it a pack kept
 
 
 def switches(text: str) -> list[dict[str, Any]]:
     """Every switch of a run's stdout `text`, in order; a line whose JSON does not parse (cut) is left out."""
     found = []
-    for match in filter(None, (SWITCH_LINE.search(line) for line in text.splitlines())):
+    for match in filter(None, (SWITCH_LINE.search(ANSI.sub("", line)) for line in text.splitlines())):
         try:
             found.append(json.loads(match.group(1)))
         except json.JSONDecodeError:

@@ -81,7 +81,7 @@ def switch_line(source, target, step, reset_s):
 
 
 def test_switch_lines_are_read_exactly_and_a_cut_one_is_left_out():
-    text = "\n".join(["noise", switch_line("p1", "p2", 3, 1.5), "step:4 - loss 0.1",
+    text = "\n".join(["noise", "\x1b[36m" + switch_line("p1", "p2", 3, 1.5) + "\x1b[0m", "step:4 - loss 0.1",
                       switch_line("p2", None, 6, 2.5), f"{switches.SWITCH_MARK} {{\"from\": \"p3"])
     assert switches.switches(text) == [{"from": "p1", "to": "p2", "step": 3, "reset_s": 1.5},
                                        {"from": "p2", "to": None, "step": 6, "reset_s": 2.5}]
