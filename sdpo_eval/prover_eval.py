@@ -30,6 +30,7 @@ from typing import Any, Sequence
 from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
+from sdpo_attempts.valid import valid_record
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
 from sdpo_options.flags import add_flags, from_flags
@@ -129,7 +130,7 @@ def pass_at_k_report(
             for problem in part:
                 mine = [i for i, (p, _) in enumerate(todo) if p is problem]
                 verdicts[problem["name"]] += [dict(results[i], sample_key=f"seed={todo[i][1]}",
-                                                   proof=completions[i].text if results[i]["score"] >= 1.0 else None)
+                                                   proof=completions[i].text if valid_record(results[i]) else None)
                                               for i in mine]
                 if log is not None and mine:
                     log.record(1, attempt_samples(problem["name"], [completions[i] for i in mine],
@@ -141,7 +142,7 @@ def pass_at_k_report(
     for problem in problems:
         res = verdicts[problem["name"]]
         judged = [r for r in res if not r.get("infra")]
-        valid = sum(1 for r in judged if r["score"] >= 1.0)
+        valid = sum(1 for r in judged if valid_record(r))
         per_problem.append({"name": problem["name"], "samples": n, "judged": len(judged), "valid": valid,
                             "infra": n - len(judged), "verdicts": dict(Counter(r["verdict"] for r in res))})
     summary = {}
@@ -166,7 +167,7 @@ def attempt_samples(
 ) -> list[dict]:
     """AttemptLog samples; `sample_key` holds the per-sample seed (the record's `seed` is the run's base seed)."""
     return [{"problem": name, "response_tokens": c.num_tokens, "verdict": r.get("verdict"), "score": r["score"],
-             "infra": r.get("infra", 0.0), "sample_key": f"seed={s}", "proof": c.text if r["score"] >= 1.0 else None}
+             "infra": r.get("infra", 0.0), "sample_key": f"seed={s}", "proof": c.text if valid_record(r) else None}
             for c, r, s in zip(completions, results, seeds)]
 
 
