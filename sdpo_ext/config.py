@@ -154,8 +154,8 @@ class TTRLConfig(BaseConfig):
     where the task part does not list it. `protocol` says how a set is trained (`sdpo_ext.ttrl.modes.PROTOCOLS`):
     `shared`, every problem at once in one model (set-TTRL); `single`, one problem at a time, each from the initial
     state, as a fresh `theorem=` run would train it (the seed's and the SDPO authors' discovery protocol), one
-    start-up for the whole queue (`sdpo_ext.ttrl.queue`). The recipes' miniF2F-test is their val split. The task part sets
-    `max_attempts` (None here: no budget given, which TTRL refuses).
+    start-up for the whole queue (`sdpo_ext.ttrl.queue`). The recipes' miniF2F-test is their val split. The task
+    part sets `max_attempts` (None here: no budget given, which TTRL refuses).
 
     This block is TTRL's one channel: the task parts pick their TTRL settings through the rules of
     `sdpo_ext.ttrl.modes` (the resolvers `sdpo.ttrl_pick` / `sdpo.ttrl_prompts` over the whole block), and the run

@@ -348,3 +348,14 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
                     target.copy_(state[name].to(target.device, target.dtype))
             logger.info("sdpo-lean: EMA teacher restored from %s", path)
         super().load_checkpoint(local_path, hdfs_path, del_local_after_load)
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)
+    def sdpo_save_initial_state(self, local_path):
+        """The actor's state before any update, in verl's checkpoint format (weights, optimizer, LR schedule, RNG;
+        the EMA teacher's weights with them), which `load_checkpoint(local_path)` restores before each problem of a
+        single-protocol TTRL queue (sdpo_ext.ttrl.queue). verl's checkpoint manager counts every folder it saved
+        towards `max_ckpt_to_keep` and deletes the oldest: this one is taken out of that count, so it stays."""
+        self.save_checkpoint(local_path, None, 0, max_ckpt_to_keep=None)
+        manager = getattr(self.actor.engine, "checkpoint_manager", None)
+        if manager is not None and local_path in getattr(manager, "previous_saved_paths", []):
+            manager.previous_saved_paths.remove(local_path)

@@ -8,6 +8,12 @@
 #   bash bench/ttrl/run_ttrl_discovery.sh collect   # later calls on the same machine: wait up to WAIT_S s, pack $OUT
 #   bash bench/ttrl/run_ttrl_discovery.sh job       # the job in the foreground (what `launch` starts)
 #   DRY_RUN=1 bash bench/ttrl/run_ttrl_discovery.sh job   # the job's commands only (CPU; needs the demo data)
+#   bash bench/ttrl/run_ttrl_discovery.sh probe     # the switch probe alone, in the foreground, into $OUT
+#
+# SWITCH_PROBE=1: beside the job, the single protocol's problem switch at the Qwen3-1.7B shape (random weights,
+# SmolLM2's tokenizer): one SDPO queue run over PROBE_PROBLEMS with a budget of one step each (random weights solve
+# nothing), so every step ends with a reset; its report's reset_s_per_problem is the switch cost at that shape. It
+# takes PROBE_GB of the GPU (the job's verl runs get what is left).
 #
 # Every knob is an environment variable. The defaults are the issue-55 figure: the demo, today's 16 problems plus
 # CHOOSE=16 more with no success in BASE_SAMPLES=64 base samples (>= 32 problems), every method of the figure (the
@@ -15,7 +21,7 @@
 # attempts a problem, 16 samples a prompt. A later call on a fresh machine runs more seeds on the same problems with
 # PROBLEMS=<problems.txt of the first call> CHOOSE=0 SEEDS=...; `python -m sdpo_eval.discovery merge` joins the calls.
 set -uo pipefail
-MODE=${1:?usage: run_ttrl_discovery.sh launch|collect|job}
+MODE=${1:?usage: run_ttrl_discovery.sh launch|collect|job|probe}
 OUT=${OUT:-./bench_out}; mkdir -p "$OUT"
 DISC_DIR=${DISC_DIR:-/tmp/ttrl_discovery}
 TASK=${TASK:-demo}
@@ -32,34 +38,75 @@ SAVE_FREQ=${SAVE_FREQ:-32}  # steps between checkpoints (a relaunch on the same 
 RUN_TIMEOUT=${RUN_TIMEOUT:-1200}; SAMPLER_BACKEND=${SAMPLER_BACKEND:-vllm}
 EXTRA=${EXTRA:-}  # more Hydra overrides for every run, space-separated
 WATCH_S=${WATCH_S:-480}; WAIT_S=${WAIT_S:-540}
+SWITCH_PROBE=${SWITCH_PROBE:-0}; PROBE_GB=${PROBE_GB:-40}
+PROBE_PROBLEMS=${PROBE_PROBLEMS:-add_train_1,add_train_2,add_train_3,add_train_4}
+PROBE_MODEL=${PROBE_MODEL:-/tmp/rand_qwen3_1_7b}
 export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
 export SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
 
+stage() {  # the demo model and data (the toy Lean set too)
+  [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" | tail -1
+  python3 -m sdpo_data.addition_rows --out-dir "$SDPO_DEMO_DATA_DIR" --max-operand "$DEMO_MAX_OPERAND" | tail -1
+  python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
+}
+
 job() {
   mkdir -p "$DISC_DIR"
-  if [ -z "${DRY_RUN:-}" ]; then
-    [ -f "$SDPO_DEMO_MODEL/config.json" ] || timeout 180 python3 -m sdpo_data.smollm2 --out-dir "$SDPO_DEMO_MODEL" | tail -1
-    python3 -m sdpo_data.addition_rows --out-dir "$SDPO_DEMO_DATA_DIR" --max-operand "$DEMO_MAX_OPERAND" | tail -1
-    python3 -m sdpo_data.toy_lean --out-dir "$SDPO_TOY_DATA_DIR" | tail -1
-  fi
+  [ -z "${DRY_RUN:-}" ] && stage
+  local reserve=0
+  if [ "$SWITCH_PROBE" = 1 ] && [ -z "${DRY_RUN:-}" ]; then reserve=$PROBE_GB; switch_probe & fi
   # shellcheck disable=SC2086  # EXTRA: several overrides
   python3 -m sdpo_eval.discovery run --task "$TASK" --methods "$METHODS" --seeds "$SEEDS" --budget "$BUDGET" \
     --problems "$PROBLEMS" --choose "$CHOOSE" --candidates "$CANDIDATES" --base-samples "$BASE_SAMPLES" \
     --max-rate "$MAX_RATE" --per-run-gb "$PER_RUN_GB" --sampler-gb "$SAMPLER_GB" --max-parallel "$MAX_PARALLEL" \
+    --reserve-gb "$reserve" \
     --save-freq "$SAVE_FREQ" --run-timeout-s "$RUN_TIMEOUT" --sampler-backend "$SAMPLER_BACKEND" \
     --out-dir "$DISC_DIR" --call "${CALL_NOTE:-$(date -u +%F) one GPU, bench/ttrl/run_ttrl_discovery.sh}" \
     ${DRY_RUN:+--dry-run} -- "actor_rollout_ref.rollout.n=$N" $EXTRA
+  wait
+}
+
+switch_probe() {  # (SWITCH_PROBE above) the probe's job folder: $DISC_DIR/probe
+  [ -f "$PROBE_MODEL/config.json" ] || python3 - "$SDPO_DEMO_MODEL" "$PROBE_MODEL" <<'PY' >> "$DISC_DIR/probe.log" 2>&1
+import sys, torch
+from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
+tok = AutoTokenizer.from_pretrained(sys.argv[1])
+cfg = Qwen3Config(vocab_size=151936, hidden_size=2048, intermediate_size=6144, num_hidden_layers=28,
+                  num_attention_heads=16, num_key_value_heads=8, head_dim=128, max_position_embeddings=40960,
+                  tie_word_embeddings=True, rope_theta=1000000, eos_token_id=tok.eos_token_id,
+                  pad_token_id=tok.pad_token_id)
+with torch.device("cuda"):
+    model = Qwen3ForCausalLM(cfg).to(torch.bfloat16)
+print(f"{sum(p.numel() for p in model.parameters()) / 1e9:.2f}B parameters")
+model.save_pretrained(sys.argv[2]); tok.save_pretrained(sys.argv[2])
+PY
+  python3 -m sdpo_eval.discovery run --task demo --methods sdpo --seeds 1 --budget "$N" --problems "$PROBE_PROBLEMS" \
+    --max-parallel 1 --save-freq -1 --out-dir "$DISC_DIR/probe" --call "switch probe, random Qwen3-1.7B shape" \
+    -- "actor_rollout_ref.model.path=$PROBE_MODEL" "actor_rollout_ref.rollout.n=$N" >> "$DISC_DIR/probe.log" 2>&1
+}
+
+probe() {  # the switch probe alone, in the foreground, into $OUT (a call of its own)
+  mkdir -p "$DISC_DIR"; stage; switch_probe
+  cp "$DISC_DIR"/probe/report/discovery.json "$OUT/probe_discovery.json" 2>/dev/null
+  cp "$DISC_DIR"/probe/runs/sdpo/seed1/switch_lines.log "$OUT/probe_switches.txt" 2>/dev/null
+  tail -c 30000 "$DISC_DIR/probe/runs/sdpo/seed1/stdout.log" > "$OUT/probe_tail.txt" 2>/dev/null
+  tail -n 20 "$DISC_DIR/probe.log"; cat "$OUT/probe_switches.txt" 2>/dev/null
 }
 
 pack() {  # the report and start-up table of whatever ran, into $OUT, and a tarball of the small logs
   python3 -m sdpo_eval.discovery pack --out-dir "$DISC_DIR" --task "$TASK" --budget "$BUDGET" \
     --call "${CALL_NOTE:-$(date -u +%F) one GPU, bench/ttrl/run_ttrl_discovery.sh}" 2>&1 | tail -3
   cp "$DISC_DIR"/report/* "$OUT/" 2>/dev/null
-  for f in "$DISC_DIR"/runs/*/*/stdout.log "$DISC_DIR"/{base,sampler}/stdout.log; do
+  if [ -d "$DISC_DIR/probe" ]; then
+    python3 -m sdpo_eval.discovery pack --out-dir "$DISC_DIR/probe" --task demo --budget "$N" 2>&1 | tail -1
+    cp "$DISC_DIR"/probe/report/discovery.json "$OUT/probe_discovery.json" 2>/dev/null
+  fi
+  for f in "$DISC_DIR"/runs/*/*/stdout.log "$DISC_DIR"/probe/runs/*/*/stdout.log "$DISC_DIR"/{base,sampler}/stdout.log; do
     [ -f "$f" ] && tail -c 20000 "$f" | sed 's/\x1b\[[0-9;]*m//g' > "${f%.log}.tail"; done
   nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv > "$DISC_DIR/gpu.csv" 2>/dev/null
   tar czf "$OUT/discovery_raw.tar.gz" -C "$DISC_DIR" --exclude tmp --exclude checkpoints --exclude stdout.log \
-    --exclude src $(cd "$DISC_DIR" && ls -d job.txt gpu.csv problems.txt base runs sampler report 2>/dev/null)
+    --exclude src $(cd "$DISC_DIR" && ls -d job.txt gpu.csv problems.txt base runs sampler report probe probe.log \
+      2>/dev/null)
 }
 
 launch() {  # the job from a copy of the tree under DISC_DIR (the call's folder goes when the call returns)

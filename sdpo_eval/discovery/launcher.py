@@ -8,8 +8,9 @@
    hardest (`problems.py`). The base rates are the sampler's best_of_k with --keep-going (DIR/base/).
 2. The sampling methods: one sampler process runs each (method, seed) in turn (DIR/sampler/stdout.log).
 3. The verl methods: one run per (method, seed), seeds first so a cut job has every method on its first seeds, as
-   many at once as the GPU memory holds at `--per-run-gb` each after the sampler's `--sampler-gb`. Runs that share
-   the GPU get SIDE_BY_SIDE and a private /tmp each (`runs.isolated`).
+   many at once as the GPU memory holds at `--per-run-gb` each after the sampler's `--sampler-gb` (and
+   `--reserve-gb`, for something beside the job). Every verl run gets SIDE_BY_SIDE (it may share the GPU with the
+   sampler, the others or another job) and, where the host allows it, a private /tmp (`runs.isolated`).
 4. Pack (also `python -m sdpo_eval.discovery pack`): the report (DIR/report/discovery.{json,png,md}) and the start-up
    table (DIR/report/startup.{json,md}), from whatever runs exist.
 Every run lands in DIR/runs/<method>/seed<s>/. Started again, the job skips finished runs, resumes a verl run from
@@ -68,6 +69,7 @@ class Job:
     max_rate: float = 0.0
     per_run_gb: float = 11.0
     sampler_gb: float = 16.0
+    reserve_gb: float = 0.0  # GPU memory kept for something beside the job (e.g. a probe run)
     max_parallel: int = 0  # 0: as many verl runs at once as the GPU memory holds
     save_freq: int = 8
     run_timeout_s: float = 0.0  # 0: none
@@ -141,10 +143,10 @@ def choose_problems(job: Job, dry_run: bool = False) -> list[str]:
 
 
 def verl_slots(job: Job, gpu_gb: float | None) -> int:
-    """verl runs at once: what the GPU's memory holds at per_run_gb each after the sampler's share (at least 1),
-    at most max_parallel when given."""
+    """verl runs at once: what the GPU's memory holds at per_run_gb each after the sampler's share and reserve_gb
+    (at least 1), at most max_parallel when given."""
     sampler = job.sampler_gb if any(not lookup(m).trained for m in job.methods) else 0.0
-    slots = max(1, int(((gpu_gb or 0.0) - sampler) // job.per_run_gb))
+    slots = max(1, int(((gpu_gb or 0.0) - sampler - job.reserve_gb) // job.per_run_gb))
     return min(slots, job.max_parallel) if job.max_parallel else slots
 
 
@@ -168,7 +170,7 @@ class Planned:
     verl: bool
 
 
-def plan(job: Job, chosen: Sequence[str], slots: int) -> list[Planned]:
+def plan(job: Job, chosen: Sequence[str]) -> list[Planned]:
     """The runs not finished yet: the sampler first (one process, its unfinished (method, seed) pairs), then the verl
     runs, seeds first."""
     out = job.out_dir / "runs"
@@ -179,13 +181,12 @@ def plan(job: Job, chosen: Sequence[str], slots: int) -> list[Planned]:
         planned.append(Planned("sampler", job.out_dir / "sampler", commands.sampler_command(
             sampled, job.task, chosen, job.budget, out, job.overrides, flags=job.sampler_flags(),
             python=job.python), verl=False))
-    shared = SIDE_BY_SIDE if slots > 1 or sampled else ()
     for seed in job.seeds:
         for name in (m for m in job.methods if lookup(m).trained):
             run_dir = out / name / f"seed{seed}"
             if not runs.finished(run_dir):
                 planned.append(Planned(f"{name}_seed{seed}", run_dir, commands.verl_command(
-                    name, job.task, chosen, job.budget, run_dir, seed, [*shared, *job.overrides],
+                    name, job.task, chosen, job.budget, run_dir, seed, [*SIDE_BY_SIDE, *job.overrides],
                     save_freq=job.save_freq, python=job.python), verl=True))
     return planned
 
@@ -195,7 +196,7 @@ def execute(job: Job, dry_run: bool = False, gpu_gb: Callable[[], float | None] 
     checks refuse the verl runs (none started)."""
     chosen = choose_problems(job, dry_run)
     slots = verl_slots(job, gpu_gb())
-    planned = plan(job, chosen, slots)
+    planned = plan(job, chosen)
     if dry_run:
         for p in planned:
             print(" ".join(p.command))
@@ -203,7 +204,7 @@ def execute(job: Job, dry_run: bool = False, gpu_gb: Callable[[], float | None] 
     job.log(f"{len(planned)} runs to start, {slots} verl runs at a time")
     if any(p.verl for p in planned):
         run_checks.stop_on_preflight(next(p.command for p in planned if p.verl))
-    isolate = slots > 1 and runs.can_isolate()
+    isolate = runs.can_isolate()
     running: list[runs.Run] = []
     failed, timeout = [], job.run_timeout_s or None
     for p in planned:

@@ -24,7 +24,8 @@ def ttrl_mode(theorem: Any, theorems: Any, split: Any) -> Optional[str]:
     return None
 
 
-def ttrl_prompts_per_step(theorem: Any, theorems: Any, split: Any, full_batch_size: int, protocol: Any = "shared") -> int:
+def ttrl_prompts_per_step(theorem: Any, theorems: Any, split: Any, full_batch_size: int,
+                          protocol: Any = "shared") -> int:
     """`data.train_batch_size` for the mode: one theorem, or any set under the single protocol, 1 (the paper's TTRL:
     1 question × n samples), a list one per problem up to `full_batch_size`, a split or full-dataset training
     `full_batch_size`. With one prompt slot per

@@ -92,16 +92,18 @@ class TTRLSet:
                 if state.first_success is not None and within_budget(state.first_success, self.budget)]
 
     # ------------------------------------------------------------------ drawing
-    def draw(self, num_prompts: int, rollout_n: int, step: int) -> list[str]:
+    def draw(self, num_prompts: int, rollout_n: int, step: int, among: Sequence[str] | None = None) -> list[str]:
         """Exactly `num_prompts` open problems for this step's prompts (a name repeats when the batch is larger than
         the open set). Slot by slot: the least-worked open problem, where work = attempts + infra + rollout_n × slots
-        given this step, first among those whose remaining budget B − attempts exceeds rollout_n × slots given."""
+        given this step, first among those whose remaining budget B − attempts exceeds rollout_n × slots given.
+        `among` narrows the candidates (the single protocol's one current problem: `sdpo_ext.ttrl.queue`)."""
         if num_prompts < 1 or rollout_n < 1:
             raise ValueError(f"need num_prompts >= 1 and rollout_n >= 1, got {num_prompts}, {rollout_n}")
-        candidates = self.open_problems()
+        candidates = [name for name in self.open_problems() if among is None or name in among]
         if not candidates:
-            raise ValueError("error: every problem of the TTRL set is solved or out of budget (the run should "
-                             "have ended; see TTRLSet.finished)")
+            which = "every problem of the TTRL set is" if among is None else f"each of {list(among)[:5]} is"
+            raise ValueError(f"error: {which} solved or out of budget (the run should have ended or moved on; "
+                             f"see TTRLSet.finished)")
         rng = random.Random(f"{self.seed}:{step}")
         tiebreak = {name: rng.random() for name in candidates}
         given = dict.fromkeys(candidates, 0)

@@ -1,0 +1,138 @@
+"""The single protocol (`sdpo.ttrl.protocol=single`) through SDPOTrainer's real hooks on CPU, as test_ttrl_hooks drives
+them (the toy recipes composed as main_ppo composes them, TransferQueue a dict, a made-up rollout); the worker group
+records what the trainer asks of it, and verl's weight sync is a recorded call too.
+
+Checks: one problem a step, in the set's order, with one prompt (a fresh `sdpo.ttrl.theorem=` run's batch and LR
+schedule); the initial state is saved before the first step and restored, before verl's weight sync, exactly when a
+problem follows one whose updates the weights carry; a switch line per problem; the run ends with the queue; a run
+killed mid-queue resumes at the open problem with the finished ones kept, and resets when the checkpoint's weights
+are another problem's; the shared protocol never saves or restores.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+
+from sdpo_ext.ttrl.hooks import INITIAL_STATE_DIR, SWITCH_MARK
+from tests.sdpo_ext.glue.test_ttrl_hooks import FOUR, log_of, make, rollout, step, toy_dir  # noqa: F401
+
+SINGLE = (f"sdpo.ttrl.theorems=[{','.join(FOUR)}]", "sdpo.ttrl.protocol=single")
+
+
+class RecordingWorkers:
+    """The actor worker group's calls the queue makes, in order, with verl's weight sync in the same list."""
+
+    def __init__(self, calls: list):
+        self.calls = calls
+
+    def sdpo_save_initial_state(self, path):
+        self.calls.append(("save_initial", path))
+
+    def load_checkpoint(self, path, hdfs_path=None, del_local_after_load=False):
+        self.calls.append(("load", path))
+
+
+@pytest.fixture
+def queued(make, monkeypatch):  # noqa: F811
+    calls: list = []
+    monkeypatch.setattr(PPOTrainerSync, "on_step_end", lambda self: calls.append(("weight_sync", self.global_steps)))
+    monkeypatch.setattr(PPOTrainerSync, "_load_checkpoint", lambda self: setattr(self, "global_steps", 0))
+    monkeypatch.setattr(PPOTrainerSync, "_save_checkpoint", lambda self: None)
+
+    def build(**kwargs):
+        trainer = make(ttrl=SINGLE, **kwargs)
+        trainer.actor_rollout_wg = RecordingWorkers(calls)
+        return trainer
+
+    return build, calls
+
+
+def switches(capsys) -> list[dict]:
+    return [json.loads(line.split(" ", 1)[1]) for line in capsys.readouterr().out.splitlines()
+            if line.startswith(SWITCH_MARK)]
+
+
+def test_the_queue_trains_one_problem_at_a_time_from_the_initial_state(queued, monkeypatch, capsys):
+    build, calls = queued
+    trainer = build(budget=8)  # n=4: two steps a problem unless solved
+    assert trainer.config.data.train_batch_size == 1
+    assert trainer.ttrl_queue.steps_per_problem == 4  # a fresh theorem run's limit: 2 x ceil(8 / 4)
+    assert trainer.config.actor_rollout_ref.actor.optim.total_training_steps == 4  # one problem's schedule
+    assert trainer.total_training_steps == 4 * len(FOUR)
+    trainer._load_checkpoint()
+    initial = calls[0][1]
+    assert calls == [("save_initial", initial)] and initial.endswith(f"{INITIAL_STATE_DIR}/actor")
+
+    drawn = []
+    verdicts = {"toy_mul_6_7": "valid"}  # solved at its first step; the others spend their budget of 8
+    while trainer.global_steps < trainer.total_training_steps:
+        names, _, _ = step(trainer, monkeypatch, lambda name, j: verdicts.get(name, "lean_error"))
+        drawn.append(names)
+        trainer.on_step_end()
+    assert drawn == [[FOUR[0]], [FOUR[0]], [FOUR[1]], [FOUR[2]], [FOUR[2]], [FOUR[3]], [FOUR[3]]]
+    assert trainer.global_steps == trainer.total_training_steps == 7  # the run ended with the queue
+    # each reset comes before verl's weight sync of the step that ended a problem; none after the last one
+    assert calls[1:] == [("weight_sync", 1), ("load", initial), ("weight_sync", 2), ("load", initial),
+                         ("weight_sync", 3), ("weight_sync", 4), ("load", initial), ("weight_sync", 5),
+                         ("weight_sync", 6), ("weight_sync", 7)]
+    moves = switches(capsys)
+    assert [(s["from"], s["to"], s["step"]) for s in moves] == [
+        (FOUR[0], FOUR[1], 2), (FOUR[1], FOUR[2], 3), (FOUR[2], FOUR[3], 5), (FOUR[3], None, 7)]
+    assert all(s["reset_s"] >= 0 for s in moves[:3]) and moves[3]["reset_s"] is None
+    assert trainer.ttrl_set.solved() == ["toy_mul_6_7"]
+    assert [r["problem"] for r in log_of(trainer)][::4] == [name for names in drawn for name in names]
+
+
+def test_a_run_without_updates_never_resets(queued, monkeypatch, capsys):
+    build, calls = queued
+    trainer = build(budget=4, extra=("trainer.critic_warmup=1000000000",))  # verl's no-update run
+    trainer._load_checkpoint()
+    while trainer.global_steps < trainer.total_training_steps:
+        step(trainer, monkeypatch)
+        trainer.on_step_end()
+    assert [c for c in calls if c[0] == "load"] == [] and len(switches(capsys)) == len(FOUR)
+
+
+def test_a_run_killed_mid_queue_resumes_at_the_open_problem(queued, make, monkeypatch, tmp_path):  # noqa: F811
+    build, calls = queued
+    first = build(budget=8)
+    first._load_checkpoint()
+    step(first, monkeypatch, lambda name, j: "valid")  # problem 0 solved at step 1
+    monkeypatch.setattr(PPOTrainerSync, "_save_checkpoint", lambda self: None)
+    first._save_checkpoint()  # verl checkpoints step 1 before on_step_end: its weights carry problem 0's update
+    first.on_step_end()
+    step(first, monkeypatch)  # problem 1's first step judged, then the process dies before the next checkpoint
+
+    resumed = build(budget=8)
+    calls.clear()
+    monkeypatch.setattr(PPOTrainerSync, "_load_checkpoint", lambda self: setattr(self, "global_steps", 1))
+    resumed._load_checkpoint()
+    queue = resumed.ttrl_queue
+    assert (queue.current, queue.problem_steps) == (FOUR[1], 1) and resumed.ttrl_set.solved() == [FOUR[0]]
+    # the checkpoint's weights carry problem 0's update: reset before verl's sync at the end of its set-up
+    assert calls == [("load", resumed._initial_state_dir())] and queue.weights_of is None
+    assert resumed.total_training_steps == 1 + 3 + 2 * 4
+    names, _, _ = step(resumed, monkeypatch)
+    assert names == [FOUR[1]] and resumed.ttrl_set.problems[FOUR[1]].attempts == 8
+
+
+def test_the_shared_protocol_never_saves_or_restores_an_initial_state(make, monkeypatch):  # noqa: F811
+    calls: list = []
+    monkeypatch.setattr(PPOTrainerSync, "on_step_end", lambda self: calls.append("weight_sync"))
+    monkeypatch.setattr(PPOTrainerSync, "_load_checkpoint", lambda self: setattr(self, "global_steps", 0))
+    trainer = make(budget=4)
+    trainer.actor_rollout_wg = RecordingWorkers(calls)
+    assert trainer.ttrl_queue is None and trainer.config.data.train_batch_size == len(FOUR)
+    trainer._load_checkpoint()
+    while trainer.global_steps < trainer.total_training_steps:
+        names, _, _ = step(trainer, monkeypatch)
+        assert sorted(names) == sorted(FOUR)  # every problem in every step, as before
+        trainer.on_step_end()
+    assert calls == ["weight_sync"]
+
+
+def test_a_checkpoint_without_the_optimizer_cannot_reset_the_queue(make):  # noqa: F811
+    with pytest.raises(ValueError, match=r"checkpoint.save_contents lacks \['extra', 'optimizer'\]"):
+        make(ttrl=SINGLE, extra=("actor_rollout_ref.actor.checkpoint.save_contents=[model]",))
