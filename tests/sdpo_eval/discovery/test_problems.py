@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sdpo_eval.discovery import problems as ttrl_discovery
+from sdpo_eval.discovery import problems
 
 
 def test_candidates_are_the_largest_sums_or_every_toy_theorem(tmp_path):
@@ -12,10 +12,10 @@ def test_candidates_are_the_largest_sums_or_every_toy_theorem(tmp_path):
     from sdpo_data.addition_rows import write_data
 
     write_data(tmp_path, n_train=64, n_test=4)
-    names = ttrl_discovery.candidates("demo", tmp_path, 5)
+    names = problems.candidates("demo", tmp_path, 5)
     rows = {e["name"]: sum(e["operands"]) for e in pd.read_parquet(tmp_path / "addition_train.parquet")["extra_info"]}
     assert len(names) == 5 and min(rows[n] for n in names) >= max(s for n, s in rows.items() if n not in names)
-    assert ttrl_discovery.candidates("toy_lean", tmp_path, 5)[:2] == ["toy_add_7_5", "toy_mul_6_7"]
+    assert problems.candidates("toy_lean", tmp_path, 5)[:2] == ["toy_add_7_5", "toy_mul_6_7"]
 
 
 def test_base_rates_use_the_first_judged_samples_and_select_the_rarest():
@@ -26,14 +26,14 @@ def test_base_rates_use_the_first_judged_samples_and_select_the_rarest():
     records += [rec("b", i, 0.0) for i in range(1, 65)] + [rec("b", 64, 0.0, infra=1)]
     records += [rec("c", i, float(i % 4 == 0)) for i in range(1, 65)]   # 16/64 = 0.25: not rare
     records += [rec("d", i, 0.0) for i in range(1, 33)]                 # only 32 measured
-    rates = ttrl_discovery.base_rates(records, samples=64)
+    rates = problems.base_rates(records, samples=64)
     assert rates["a"] == {"valid": 1, "judged": 64, "rate": 1 / 64} and rates["b"]["judged"] == 64
-    assert ttrl_discovery.select(rates, samples=64, max_rate=0.1, count=16) == ["b", "a"]
-    assert ttrl_discovery.select(rates, samples=64, max_rate=0.1, count=1) == ["b"]
+    assert problems.select(rates, samples=64, max_rate=0.1, count=16) == ["b", "a"]
+    assert problems.select(rates, samples=64, max_rate=0.1, count=1) == ["b"]
 
 
 def test_a_chosen_problem_is_never_one_already_given_and_a_missing_data_folder_names_the_command(tmp_path):
     rates = {p: {"valid": 0, "judged": 64, "rate": 0.0} for p in ("a", "b", "c")}
-    assert ttrl_discovery.select(rates, samples=64, max_rate=0.0, count=2, exclude=("a",)) == ["b", "c"]
+    assert problems.select(rates, samples=64, max_rate=0.0, count=2, exclude=("a",)) == ["b", "c"]
     with pytest.raises(FileNotFoundError, match="sdpo_data.addition_rows"):
-        ttrl_discovery.candidates("demo", tmp_path, 4)
+        problems.candidates("demo", tmp_path, 4)
