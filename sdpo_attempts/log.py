@@ -4,16 +4,63 @@ One line per sample: {"problem", "method", "run_id", "step", "attempt", "seed", 
 "verdict", "score", "infra"} plus "proof" for valid attempts. `attempt` is 1-based and counts, per problem,
 every sample that was judged (infra failures are logged with infra=1 but do not consume an attempt), so in a set-TTRL
 run, where one log holds every problem of the set, each record carries its problem's own attempt count.
+
+A run killed while writing leaves its last line cut. `read_records` (the one reader of a log) leaves such a line out
+with a warning; `AttemptLog`, resuming, moves it to `<log>.cut` (kept, not dropped silently) so that its appends
+stay whole lines. A bad line anywhere else is an error: only the last line can be cut by a kill.
 """
 from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 RUN_ID_FILE = "sdpo_run_id.txt"
+CUT_SUFFIX = ".cut"  # where a resumed log's cut last line is kept
+
+
+def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Every record of the log at `path`, in order; a cut last line is left out with a warning, a bad line before
+    it is a ValueError naming the line."""
+    with open(path, encoding="utf-8") as handle:
+        lines = [(number, line) for number, line in enumerate(handle, 1) if line.strip()]
+    records = []
+    for i, (number, line) in enumerate(lines):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if i != len(lines) - 1 or line.endswith("\n"):
+                raise ValueError(f"error: {path}, line {number}: not an attempt record ({e.msg}; only the last "
+                                 "line, cut by a killed run, may be incomplete)") from e
+            warnings.warn(f"{path}: cut last line left out (a run killed while writing): {line[:60]!r}",
+                          stacklevel=2)
+    return records
+
+
+def _set_aside_cut_tail(path: str) -> None:
+    """Make the log at `path` end with a whole line: a cut last line moves to `<path>.cut` (with a warning), a whole
+    last record written without its newline gets one."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if not data or data.endswith(b"\n"):
+        return
+    start = data.rfind(b"\n") + 1
+    tail = data[start:]
+    try:
+        json.loads(tail)
+    except ValueError:
+        with open(path + CUT_SUFFIX, "ab") as kept:
+            kept.write(tail + b"\n")
+        with open(path, "r+b") as handle:
+            handle.truncate(start)
+        warnings.warn(f"{path}: cut last line (a run killed while writing) moved to {path + CUT_SUFFIX}",
+                      stacklevel=3)
+        return
+    with open(path, "ab") as handle:
+        handle.write(b"\n")
 
 
 def within_budget(attempt: int, budget: int) -> bool:
@@ -37,6 +84,8 @@ class AttemptLog:
     def __post_init__(self) -> None:
         if self.path:
             os.makedirs(os.path.dirname(os.path.abspath(self.path)) or ".", exist_ok=True)
+            if os.path.exists(self.path):
+                _set_aside_cut_tail(self.path)
             self._restore_counts()
 
     def _restore_counts(self) -> None:
@@ -49,9 +98,7 @@ class AttemptLog:
         """This run_id's records (of the steps after `after_step` when given), in log order; none without a log."""
         if not self.path or not os.path.exists(self.path):
             return []
-        with open(self.path) as handle:
-            records = [json.loads(line) for line in handle if line.strip()]
-        return [rec for rec in records if rec.get("run_id") == self.run_id
+        return [rec for rec in read_records(self.path) if rec.get("run_id") == self.run_id
                 and (after_step is None or rec.get("step", 0) > after_step)]
 
     def save_run_id(self, checkpoint_dir: str) -> None:

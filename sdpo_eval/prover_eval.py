@@ -4,20 +4,17 @@
     python -m sdpo_eval.prover_eval passk --model AI-MO/Kimina-Prover-RL-1.7B \\
         --data ~/data/sdpo_lean/minif2f_kimina_test.parquet --n 32 --k 1,8,32 --out passk.json \
         --reward-kwarg recheck_project=~/recheck-ws --reward-kwarg recheck_tool=comparator
-    # best-of-k discovery baseline: sample in batches until the first valid proof or the budget
-    python -m sdpo_eval.prover_eval best-of-k --model ... --data a.parquet --data b.parquet --problems p1,p2 \\
-        --budget 256 --batch 16 --attempt-log runs/best_of_k/attempts.jsonl
 
 Verification goes through `reward.lean.score.verify_many` (Lean backend options: `--reward-kwarg key=value`,
 e.g. backend=repl). Infrastructure results (infra=1: server down, timeouts after retries) are never
-failures: they are left out of pass@k denominators, do not consume discovery attempts, and are
-counted separately; a pass@k run with any sample left without a verdict exits 1, and `--resume` draws and judges
-those samples again. pass@k re-checks each valid sample out of process against the reference statement before it
-counts (`sdpo_eval.report_recheck`; settings `--reward-kwarg recheck_project=DIR`, `recheck_tool=comparator|safeverify`,
-`recheck_command=...`): a rejected one is a cheat (judged, not valid), one without a verdict is unverified (left out
-like infra, exit 1); `--no-recheck` skips it and the report says so. Best-of-k's first successes are re-checked by the
-discovery report. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each chunk of
-problems as it is verified; `--resume` with the same `--attempt-log` and `--seed` continues a stopped run.
+failures: they are left out of pass@k denominators and are counted separately; a pass@k run with any sample left
+without a verdict exits 1, and `--resume` draws and judges those samples again. pass@k re-checks each valid sample
+out of process against the reference statement before it counts (`sdpo_eval.report_recheck`; settings
+`--reward-kwarg recheck_project=DIR`, `recheck_tool=comparator|safeverify`, `recheck_command=...`): a rejected one is
+a cheat (judged, not valid), one without a verdict is unverified (left out like infra, exit 1); `--no-recheck` skips
+it and the report says so. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each
+chunk of problems as it is verified; `--resume` with the same `--attempt-log` and `--seed` continues a stopped run.
+The best-of-k of the discovery figures is `python -m sdpo_eval.discovery sample` (`sdpo_eval.discovery.sampler`).
 """
 from __future__ import annotations
 
@@ -33,11 +30,10 @@ from typing import Any, Sequence
 from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
+from sdpo_attempts.valid import valid_record
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
 from sdpo_options.flags import add_flags, from_flags
-
-MAX_ALL_INFRA_BATCHES = 3  # best-of-k gives up on a problem after this many batches that were entirely infra
 
 
 def load_problems(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -134,7 +130,7 @@ def pass_at_k_report(
             for problem in part:
                 mine = [i for i, (p, _) in enumerate(todo) if p is problem]
                 verdicts[problem["name"]] += [dict(results[i], sample_key=f"seed={todo[i][1]}",
-                                                   proof=completions[i].text if results[i]["score"] >= 1.0 else None)
+                                                   proof=completions[i].text if valid_record(results[i]) else None)
                                               for i in mine]
                 if log is not None and mine:
                     log.record(1, attempt_samples(problem["name"], [completions[i] for i in mine],
@@ -146,7 +142,7 @@ def pass_at_k_report(
     for problem in problems:
         res = verdicts[problem["name"]]
         judged = [r for r in res if not r.get("infra")]
-        valid = sum(1 for r in judged if r["score"] >= 1.0)
+        valid = sum(1 for r in judged if valid_record(r))
         per_problem.append({"name": problem["name"], "samples": n, "judged": len(judged), "valid": valid,
                             "infra": n - len(judged), "verdicts": dict(Counter(r["verdict"] for r in res))})
     summary = {}
@@ -160,42 +156,6 @@ def pass_at_k_report(
             "recheck": checked, "problems": per_problem}
 
 
-def best_of_k(problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, budget: int, batch: int,
-              reward_kwargs: dict[str, Any], attempt_log: str | None) -> list[dict[str, Any]]:
-    """Per problem: sample `batch` at a time until a valid proof or `budget` judged attempts; log every sample."""
-    summaries, verifier = [], Verifier(reward_kwargs)
-    try:
-        for problem in problems:
-            summaries.append(_best_of_k_one(problem, engine, params, budget, batch, verifier, attempt_log))
-    finally:
-        verifier.close()
-    return summaries
-
-
-def _best_of_k_one(problem: dict[str, Any], engine: Engine, params: SamplingParams, budget: int, batch: int,
-                   verifier: Verifier, attempt_log: str | None) -> dict[str, Any]:
-    """One problem: batches until the first valid proof, `budget` judged attempts, or a dead verifier."""
-    run_id = f"best_of_k-{problem['name']}-{uuid.uuid4().hex[:8]}"
-    log = _attempt_log(attempt_log, "best_of_k", params.seed, run_id=run_id)
-    judged, drawn, step, all_infra, first = 0, 0, 0, 0, None
-    while judged < budget and first is None and all_infra < MAX_ALL_INFRA_BATCHES:
-        step += 1
-        size = min(batch, budget - judged)
-        seeds = [params.seed + drawn + j for j in range(size)]
-        completions = engine.generate([problem["prompt"]] * size, params, seeds=seeds)
-        results = verifier(_items(problem, completions))
-        drawn += size
-        records = log.record(step, attempt_samples(problem["name"], completions, results, seeds)) if log else []
-        all_infra = all_infra + 1 if all(r.get("infra") for r in results) else 0
-        for j, r in enumerate(results):
-            if not r.get("infra"):
-                judged += 1
-                if r["score"] >= 1.0 and first is None:
-                    first = records[j]["attempt"] if records else judged
-    return {"name": problem["name"], "first_success": first, "judged": judged, "drawn": drawn,
-            "steps": step, "gave_up_on_infra": all_infra >= MAX_ALL_INFRA_BATCHES}
-
-
 def _attempt_log(path: str | None, method: str, seed: int, run_id: str | None = None):
     if not path:
         return None
@@ -207,7 +167,7 @@ def attempt_samples(
 ) -> list[dict]:
     """AttemptLog samples; `sample_key` holds the per-sample seed (the record's `seed` is the run's base seed)."""
     return [{"problem": name, "response_tokens": c.num_tokens, "verdict": r.get("verdict"), "score": r["score"],
-             "infra": r.get("infra", 0.0), "sample_key": f"seed={s}", "proof": c.text if r["score"] >= 1.0 else None}
+             "infra": r.get("infra", 0.0), "sample_key": f"seed={s}", "proof": c.text if valid_record(r) else None}
             for c, r, s in zip(completions, results, seeds)]
 
 
@@ -289,11 +249,6 @@ def main(argv: list[str] | None = None) -> int:
     passk.add_argument("--no-recheck", action="store_true",
                        help="count valid samples without the out-of-process re-check (its settings: --reward-kwarg "
                             "recheck_project=DIR etc.); the report says it is not re-checked")
-    bok = sub.add_parser("best-of-k", help="sample until the first valid proof (discovery baseline)")
-    _common(bok)
-    bok.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
-    bok.add_argument("--batch", type=int, default=16,
-                     help="samples per round (= the trainer's rollout.n) (default: %(default)s)")
     args = parser.parse_args(argv)
     if cli_checks.report(_file_problems(args)):
         return 2
@@ -302,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         names = [n.strip() for n in args.problems.split(",") if n.strip()] if args.problems else None
         problems = load_problems(args.data, names)
         spec = ModelSpec.parse(args.model, args.gguf_file)
-        ks = parse_ks(args.k, args.n) if args.command == "passk" else []   # before any model loads
+        ks = parse_ks(args.k, args.n)   # before any model loads
         if getattr(args, "resume", False) and not args.attempt_log:
             raise ValueError("--resume needs --attempt-log (the log of the run to continue)")
         engine_options = from_flags(EngineOptions, args)
@@ -320,21 +275,14 @@ def main(argv: list[str] | None = None) -> int:
                             seed=args.seed)
     engine = load_engine(spec, engine_options)
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    if args.command == "passk":
-        passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume,
-                                 recheck=recheck)
-        report = {"config": config, **passk}
-        for k, row in report["pass_at_k"].items():
-            value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"
-            print(f"pass@{k}: {value} over {row['problems']} problems")
-        print(f"infra samples (excluded): {report['infra_samples']} / {report['samples']}")
-        print(summary_line(report["recheck"]))
-    else:
-        runs = best_of_k(problems, engine, params, args.budget, args.batch, reward_kwargs, args.attempt_log)
-        report = {"config": config, "runs": runs}
-        for run in runs:
-            print(f"{run['name']}: first valid attempt {run['first_success']} "
-                  f"({run['judged']} judged, {run['drawn']} drawn)")
+    passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume,
+                             recheck=recheck)
+    report = {"config": config, **passk}
+    for k, row in report["pass_at_k"].items():
+        value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"
+        print(f"pass@{k}: {value} over {row['problems']} problems")
+    print(f"infra samples (excluded): {report['infra_samples']} / {report['samples']}")
+    print(summary_line(report["recheck"]))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
@@ -349,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def infra_error(report: dict[str, Any], attempt_log: str | None) -> str | None:
     """The `error:` line of a pass@k run whose samples did not all get a verdict (infra: the backend failed or timed
-    out after its retries), naming how to judge them; None when every sample was judged or for best-of-k."""
+    out after its retries), naming how to judge them; None when every sample was judged."""
     if not report.get("infra_samples"):
         return None
     how = ("run the same command again with --resume: it draws and judges only those" if attempt_log else
@@ -360,9 +308,9 @@ def infra_error(report: dict[str, Any], attempt_log: str | None) -> str | None:
 
 
 def _report_recheck(args: argparse.Namespace, reward_kwargs: dict[str, Any]) -> ReportRecheck | None:
-    """pass@k's re-check of its valid samples (the reward's `recheck_*` options), None with --no-recheck or for
-    best-of-k (whose first successes the discovery report re-checks); ValueError naming the fix."""
-    if args.command != "passk" or args.no_recheck:
+    """pass@k's re-check of its valid samples (the reward's `recheck_*` options), None with --no-recheck; ValueError
+    naming the fix."""
+    if args.no_recheck:
         return None
     from reward.lean.score import resolve_config
 

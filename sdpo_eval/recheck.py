@@ -30,19 +30,15 @@ from lean_env import cli_checks
 from lean_env.options import RecheckOptions
 from lean_env.recheck import RecheckJob, RecheckResult, ToolSetup, preflight, recheck
 from reward.lean.score import parse_ground_truth
+from sdpo_attempts.valid import valid_record
 from sdpo_options.flags import add_flags, from_flags
 
 STATUSES = ("confirmed", "rejected", "infra")
 
 
 def is_rewarded(row: Mapping[str, Any]) -> bool:
-    """Whether the reward paid for this row: verdict `valid` (or score 1 without a verdict) and not infra."""
-    if row.get("infra"):
-        return False
-    if row.get("verdict") is not None:
-        return row["verdict"] == "valid"
-    score = row.get("score")
-    return isinstance(score, (int, float)) and score >= 1.0
+    """Whether the reward paid for this row: `sdpo_attempts.valid.valid_record`."""
+    return valid_record(row)
 
 
 def _job(key: str, row: Mapping[str, Any], problems: Mapping[str, Any]) -> RecheckJob:

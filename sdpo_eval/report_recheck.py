@@ -36,6 +36,7 @@ from lean_env.recheck import RecheckJob, RecheckResult, ToolSetup, preflight, re
 from lean_env.verify import Task
 from reward.lean.score import parse_ground_truth
 from sdpo_attempts.log import within_budget
+from sdpo_attempts.valid import valid_record
 from sdpo_options.flags import add_flags, from_flags
 
 REPORT_TOOLS = ("comparator", "safeverify")   # compare with a challenge built from the reference statement
@@ -129,8 +130,7 @@ def _counted_candidates(records: Sequence[dict], budget: int) -> dict[tuple, lis
     common = set.intersection(*problems.values()) if problems else set()
     runs: dict[tuple, list[dict]] = defaultdict(list)
     for rec in records:
-        if rec["problem"] in common and not rec.get("infra") and within_budget(rec["attempt"], budget) \
-                and rec.get("score", 0.0) >= 1.0:
+        if rec["problem"] in common and within_budget(rec["attempt"], budget) and valid_record(rec):
             runs[_run(rec)].append(rec)
     return {run: sorted(recs, key=lambda r: r["attempt"]) for run, recs in runs.items()}
 
@@ -209,7 +209,7 @@ def recheck_samples(problems: Sequence[dict], verdicts: dict[str, list[dict]],
         return dict(OFF)
     todo, items = [], []
     for problem in problems:
-        valid = [i for i, r in enumerate(verdicts[problem["name"]]) if not r.get("infra") and r["score"] >= 1.0]
+        valid = [i for i, r in enumerate(verdicts[problem["name"]]) if valid_record(r)]
         task = parse_ground_truth(problem["ground_truth"]) if valid else None
         for i in valid:
             r = verdicts[problem["name"]][i]

@@ -1,8 +1,9 @@
 """One judged sample of a training step: the record `SDPOTrainer` builds once per step from verl's batch and hands to
 the attempt log, the TTRL set's bookkeeping and the teacher fields (stdlib only, no verl).
 
-A valid sample, the one rule (`is_valid`) for training and validation alike: the reward's verdict is "valid", or, for
-a reward without verdicts (MATH answer checking through a plain score), the score is full (>= 1.0). A masked sample
+A valid sample, the one rule (`is_valid`, kept in `sdpo_attempts.valid` where the samplers and reports read it too)
+for training and validation alike: the reward's verdict is "valid", or, for a reward without verdicts (MATH answer
+checking through a plain score), the score is full (>= 1.0). A masked sample
 (an infrastructure failure, or verl's balancing padding) is never valid: it says nothing about the model, and it is
 never trained on, never a GRPO baseline and never a teacher signal.
 """
@@ -12,13 +13,9 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-FULL_SCORE = 1.0  # a reward without verdicts marks a solved sample by this score
+from sdpo_attempts.valid import is_valid
 
-
-def is_valid(score: float, verdict: str | None) -> bool:
-    """Whether a judged sample solved its problem: `verdict == "valid"`, or `score >= 1.0` where the reward gives no
-    verdict (None)."""
-    return verdict == "valid" if verdict is not None else score >= FULL_SCORE
+__all__ = ["JudgedSample", "is_valid"]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,5 +1,6 @@
-# Sourced by the runners that start several verl runs side by side on one GPU and host (bench/learning/run_learning.sh,
-# bench/ttrl/run_ttrl_discovery.sh). Set SIDE_BY_SIDE_TOKENS, each run's dynamic-batch token cap, before sourcing.
+# Sourced by the runners that start several verl runs side by side on one GPU and host (bench/learning/run_learning.sh;
+# the discovery job keeps the same overrides in sdpo_eval/discovery/launcher.py, SIDE_BY_SIDE). Set SIDE_BY_SIDE_TOKENS,
+# each run's dynamic-batch token cap, before sourcing.
 #
 # SIDE_BY_SIDE: Hydra overrides that let the runs share the GPU: a fixed 2 GB vLLM KV cache each
 # (bench/common/share_gpu.sh explains why it is fixed), small token caps, one agent-loop and one reward worker, one

@@ -23,6 +23,7 @@ from statistics import mean
 import torch
 
 from reward.addition import grade_reply
+from sdpo_attempts.valid import valid_record
 from sdpo_data.addition_rows import addition_rows
 from sdpo_ext.loss.logprobs import entropy, gather_logp
 from sdpo_ext.teacher.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
@@ -65,7 +66,7 @@ def main() -> None:
         signals = select_teacher_signals([p] * args.n, [v["score"] for v in verdicts], texts,
                                          [v["feedback"] for v in verdicts], [False] * args.n, cfg)
         for ids, verdict, signal in zip(response_ids, verdicts, signals):
-            if verdict["score"] >= 1.0 or not signal.active or not ids:
+            if valid_record(verdict) or not signal.active or not ids:
                 continue
             teacher_ids = render_prompt_ids(tok, build_teacher_messages(messages, signal, cfg))
             h_s, lp_s = scored_positions(model, prompt_ids, ids)

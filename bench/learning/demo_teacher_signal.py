@@ -24,6 +24,7 @@ from statistics import mean
 import torch
 
 from reward.addition import grade_reply
+from sdpo_attempts.valid import valid_record
 from sdpo_data.addition_rows import addition_rows
 from sdpo_ext.loss.logprobs import gather_logp
 from sdpo_ext.teacher.reprompt import RepromptConfig, build_teacher_messages, render_prompt_ids, select_teacher_signals
@@ -76,12 +77,12 @@ def main() -> None:
                                  max_new_tokens=args.max_new_tokens, pad_token_id=tok.eos_token_id)
         responses = [tok.decode(o[len(prompt_ids):], skip_special_tokens=True) for o in out]
         verdicts = [grade_reply(r, target) for r in responses]
-        solved += sum(v["score"] >= 1.0 for v in verdicts)
+        solved += sum(valid_record(v) for v in verdicts)
         signals = select_teacher_signals([p] * args.n, [v["score"] for v in verdicts], responses,
                                          [v["feedback"] for v in verdicts], [False] * args.n, cfg)
         correct_ids = tok(str(target), add_special_tokens=False)["input_ids"]
         for response, verdict, signal in zip(responses, verdicts, signals):
-            if verdict["score"] >= 1.0 or not signal.active:
+            if valid_record(verdict) or not signal.active:
                 continue
             failed_ids = tok(response, add_special_tokens=False)["input_ids"]
             teacher_ids = render_prompt_ids(tok, build_teacher_messages(messages, signal, cfg))

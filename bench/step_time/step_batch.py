@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
-from sdpo_ext.judged import JudgedSample
+from sdpo_ext.judged import JudgedSample, is_valid
 from sdpo_ext.teacher_prep import in_background
 
 
@@ -151,11 +151,11 @@ class StepBatch:
 
         prompt = sum(map(len, self.prompt_ids))
         response = sum(map(len, self.response_ids))
-        solved = [r for r, s in zip(self.response_ids, self.scores) if s >= 1.0]
+        solved = [r for r, s in zip(self.response_ids, self.scores) if is_valid(s, None)]
         texts = self.tokenizer.batch_decode(solved, skip_special_tokens=True)
         solutions = [len(self.tokenizer.encode(remove_thinking(t), add_special_tokens=False)) for t in texts]
         return {"samples": len(self.response_ids), "prompt_tokens": prompt, "response_tokens": response,
-                "solved_fraction": sum(s >= 1.0 for s in self.scores) / len(self.scores),
+                "solved_fraction": sum(is_valid(s, None) for s in self.scores) / len(self.scores),
                 "sibling_solution_tokens": min(solutions, default=None)}
 
     def _grpo_advantages(self) -> torch.Tensor:

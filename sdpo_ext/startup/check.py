@@ -3,7 +3,7 @@
 Composes verl's `ppo_trainer` config with the overrides, as `python -m verl.trainer.main_ppo <overrides>` does, and
 runs `checks.startup_problems` on it. Exit 0 and nothing printed when the run would start; else the refused run's
 message (`checks.problems_message`) on stderr and exit 1; exit 2 when the overrides do not compose. For launchers
-that start several runs (`sdpo_eval.discovery run-set`): they learn what a machine lacks before the first run, and
+that start several runs (`sdpo_eval.discovery run`): they learn what a machine lacks before the first run, and
 they need not import the plugin.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
     sdpo_lean/startup <phase> <unix time, s> pid=<pid>
 
 Ray forwards every actor's stdout to the driver's, so a run's stdout.log holds the marks of the TaskRunner (the
-trainer) and of the worker processes together; `bench/ttrl/startup_table.py` turns them, with the launch time the
+trainer) and of the worker processes together; `sdpo_eval.discovery.startup` turns them, with the launch time the
 runner recorded, into seconds since launch per phase. The phases, in the order verl 0.9.1's v1 trainer reaches them:
 
     preflight_start     the driver: Python, verl and Hydra's composition are done; the start-up checks begin

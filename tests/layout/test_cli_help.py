@@ -9,8 +9,8 @@ import inspect
 import pytest
 
 ENTRY_POINTS = ("sdpo_data.prepare", "sdpo_data.smollm2", "sdpo_data.addition_rows", "sdpo_data.toy_lean",
-                "reward.lean.cli", "sdpo_eval.math_eval", "sdpo_eval.prover_eval", "sdpo_eval.discovery",
-                "sdpo_eval.curves", "sdpo_eval.recheck")
+                "reward.lean.cli", "sdpo_eval.math_eval", "sdpo_eval.prover_eval", "sdpo_eval.discovery.cli",
+                "sdpo_eval.discovery.sampler",                 "sdpo_eval.curves", "sdpo_eval.recheck")
 
 
 class _Built(Exception):

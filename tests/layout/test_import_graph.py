@@ -28,8 +28,9 @@ ALLOWED = {
     "sdpo_ext": {"sdpo_attempts", "sdpo_options"},
 }
 # besides ALLOWED, modules of sdpo_ext's pure core a package may import (dotted prefixes): the reprompt baseline of
-# set discovery samples from the very teacher contexts SDPO builds (sdpo_eval.discovery_sampler)
-PURE_CORE_IMPORTS = {"sdpo_eval": ("sdpo_ext.teacher",)}
+# set discovery samples from the very teacher contexts SDPO builds (sdpo_eval.discovery.sampler), and the discovery
+# report's start-up table reads the marks verl runs print (sdpo_ext.startup.timeline: stdlib only)
+PURE_CORE_IMPORTS = {"sdpo_eval": ("sdpo_ext.teacher", "sdpo_ext.startup.timeline")}
 # the pure folders of sdpo_ext (docs/sdpo_math.md): the stdlib, torch, numpy, sdpo_options (stdlib only: a config
 # field's `option`) and each other only, no verl
 PURE_FOLDERS = ("sdpo_ext/loss", "sdpo_ext/teacher")
@@ -40,7 +41,7 @@ VERL_FREE = {
     "sdpo_ext/attention": ({"torch", "transformers", "flash_attn"}, ("sdpo_ext.attention",)),
     "sdpo_ext/ttrl/problem_set.py": (set(), ("sdpo_attempts",)),
     "sdpo_ext/ttrl/modes.py": (set(), ()),
-    "sdpo_ext/judged.py": (set(), ()),
+    "sdpo_ext/judged.py": (set(), ("sdpo_attempts.valid",)),
     "sdpo_ext/resolvers.py": ({"omegaconf"}, ("sdpo_ext.startup.small_host", "sdpo_ext.ttrl.modes")),
     "sdpo_ext/startup/small_host.py": ({"omegaconf", "ray"}, ()),
 }

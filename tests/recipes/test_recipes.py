@@ -303,7 +303,7 @@ def test_shared_gpu_overrides_of_the_bench_runners_compose_into_the_vllm_engine_
 
 
 def test_side_by_side_overrides_of_the_bench_runners_compose_with_their_token_cap():
-    """bench/common/side_by_side.sh (run_learning.sh, run_ttrl_discovery.sh): the overrides pass the key check and set
+    """bench/common/side_by_side.sh (run_learning.sh): the overrides pass the key check and set
     the runner's token cap everywhere; without a cap the file refuses to be sourced."""
     import subprocess
 

@@ -1,4 +1,4 @@
-"""pass@k and best-of-k sampling through a mocked `reward.lean.score.verify_many`; infra never counts as failure."""
+"""pass@k sampling through a mocked `reward.lean.score.verify_many`; infra never counts as failure."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-import lean_env.backends.factory
 import reward.lean.score
 import sdpo_eval.prover_eval as prover_eval
 from sdpo_attempts.pass_at_k import pass_at_k
@@ -104,36 +103,6 @@ def test_pass_at_k_excludes_infra_from_denominators(data, fake_verifier, tmp_pat
                                      recheck=None)
 
 
-def test_best_of_k_stops_at_first_success_and_skips_infra(data, fake_verifier, tmp_path):
-    script = {"easy": lambda s: "GOOD" if s == 5 else "bad", "hard": lambda s: "bad",
-              "flaky": lambda s: "INFRA" if s < 3 else ("GOOD" if s == 4 else "bad")}
-    problems = prover_eval.load_problems([data], ["easy", "hard", "flaky"])
-    engine = SeedEngine(script)
-    log = tmp_path / "bok.jsonl"
-    runs = prover_eval.best_of_k(problems, engine, SamplingParams(seed=0), budget=8, batch=4, reward_kwargs={},
-                                 attempt_log=str(log))
-    by = {r["name"]: r for r in runs}
-    assert (by["easy"]["first_success"], by["easy"]["steps"], by["easy"]["judged"]) == (6, 2, 8)
-    assert (by["hard"]["first_success"], by["hard"]["judged"], by["hard"]["drawn"]) == (None, 8, 8)
-    # flaky: batch 1 = seeds 0-2 infra (no attempt consumed) + seed 3 (attempt 1); batch 2 = seeds 4-7,
-    # seed 4 valid (attempt 2); the batch is judged in full (attempts 2-5) before stopping, as in the trainer.
-    assert (by["flaky"]["first_success"], by["flaky"]["judged"], by["flaky"]["drawn"]) == (2, 5, 8)
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    flaky = [r for r in records if r["problem"] == "flaky"]
-    assert [r["infra"] for r in flaky[:3]] == [1, 1, 1] and flaky[4]["verdict"] == "valid" and flaky[4]["attempt"] == 2
-    assert [r["sample_key"] for r in flaky[:2]] == ["seed=0", "seed=1"]
-    assert {r["method"] for r in records} == {"best_of_k"} and len({r["run_id"] for r in records}) == 3
-    assert engine.seen[:8] == [("easy", s) for s in range(8)]
-
-
-def test_best_of_k_gives_up_when_verifier_is_down(data, fake_verifier):
-    problems = prover_eval.load_problems([data], ["hard"])
-    runs = prover_eval.best_of_k(problems, SeedEngine({"hard": lambda s: "INFRA"}), SamplingParams(), budget=8, batch=2,
-                                 reward_kwargs={}, attempt_log=None)
-    assert runs[0]["gave_up_on_infra"] and runs[0]["judged"] == 0 and runs[0]["first_success"] is None
-    assert runs[0]["steps"] == prover_eval.MAX_ALL_INFRA_BATCHES
-
-
 def test_load_problems_reports_close_names(data):
     with pytest.raises(ValueError, match="eas"):
         prover_eval.load_problems([data], ["eassy"])
@@ -161,50 +130,6 @@ def test_cli_passk_checks_k_before_any_model_loads(data, monkeypatch, capsys, k,
     monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: pytest.fail("the model was loaded"))
     assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4", "--k", k]) == 2
     assert capsys.readouterr().err.startswith(f"error: {message}")
-
-
-def test_one_event_loop_for_all_batches(data, monkeypatch):
-    import asyncio
-
-    loops, closed = [], []
-
-    async def verify_many(items, **kwargs):
-        loops.append(id(asyncio.get_running_loop()))
-        return [{"score": 0.0, "verdict": "lean_error", "feedback": "", "infra": 0.0} for _ in items]
-
-    async def aclose_backends():
-        closed.append(id(asyncio.get_running_loop()))
-
-    monkeypatch.setattr(reward.lean.score, "verify_many", verify_many)
-    monkeypatch.setattr(lean_env.backends.factory, "aclose_backends", aclose_backends)
-    problems = prover_eval.load_problems([data], ["easy", "hard"])
-    prover_eval.best_of_k(problems, SeedEngine(SCRIPT), SamplingParams(), budget=4, batch=2, reward_kwargs={},
-                          attempt_log=None)
-    assert len(loops) == 4 and len(set(loops)) == 1 and closed == loops[:1]
-
-
-def test_best_of_k_through_real_reward_and_repl_double(tmp_path):
-    """No mock: reward.lean.score.verify_many with the REPL test double; a crash is infra, never a failure."""
-    rules = json.dumps([{"match": "nlinarith", "outcome": "error", "message": "linarith failed"},
-                        {"match": "CRASH", "outcome": "crash"}])
-    statement = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
-    src = tmp_path / "one.jsonl"
-    src.write_text(json.dumps({"name": "t1", "split": "test", "informal_prefix": "", "header": HEADER,
-                               "formal_statement": statement}) + "\n")
-    files = prepare_lean("minif2f", str(src), "kimina", tmp_path / "prep")["files"]
-    proof = {0: "CRASH", 1: "CRASH", 2: "nlinarith [h]", 3: "subst h; norm_num"}
-    engine = SeedEngine({"t1": lambda s: f"<think>x</think>\n```lean4\n{statement}  {proof[s]}\n```\n"})
-    reward_kwargs = {"backend": "repl",
-                     "repl_command": f"{sys.executable} -m lean_env.testing.fake_repl --rules '{rules}'",
-                     "timeout_s": 5.0, "infra_retries": 0, "backoff_s": 0.01}
-    log = tmp_path / "attempts.jsonl"
-    (run,) = prover_eval.best_of_k(prover_eval.load_problems([files["test"]]), engine, SamplingParams(), budget=4,
-                                   batch=2, reward_kwargs=reward_kwargs, attempt_log=str(log))
-    assert (run["first_success"], run["judged"], run["steps"]) == (2, 2, 2)
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [(r["verdict"], r["infra"], r["attempt"]) for r in records] == [
-        ("infra", 1, 0), ("infra", 1, 0), ("lean_error", 0, 1), ("valid", 0, 2)]
-    assert "norm_num" in records[-1]["proof"]
 
 
 def test_passk_resume_draws_only_what_the_attempt_log_lacks(data, fake_verifier, tmp_path):

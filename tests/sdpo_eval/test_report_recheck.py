@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import reward.lean.score
-import sdpo_eval.discovery as discovery
+import sdpo_eval.discovery.cli as discovery
 import sdpo_eval.prover_eval as prover_eval
 from sdpo_data.prepare import prepare_lean
 from sdpo_eval.engines import Completion, ModelSpec, SamplingParams

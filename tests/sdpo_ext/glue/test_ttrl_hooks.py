@@ -19,7 +19,7 @@ from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 from verl.utils import tensordict_utils as tu
 
 import sdpo_ext.trainer as trainer_mod
-from sdpo_eval.discovery import compose_recipe
+from sdpo_eval.discovery.recipe import compose_recipe
 from sdpo_ext.startup import timeline
 from sdpo_ext.trainer import SDPOTrainer
 from sdpo_ext.ttrl.hooks import TTRL_SET_FILE
@@ -173,7 +173,7 @@ def test_verls_own_fit_loop_stops_after_the_step_in_which_the_last_problem_retir
     assert [row["data"]["sdpo_lean/ttrl_open_problems"] for row in logged] == [3, 0]
     assert validated == ([2] if test_freq > 0 else [])
     assert ("val-core/score" in logged[1]["data"]) == (test_freq > 0) and "val-core/score" not in logged[0]["data"]
-    # the start-up marks of the phases this driver-only loop passes, once each and in order (startup_table reads them)
+    # the start-up marks of the phases this driver-only loop passes, once each and in order (startup.py reads them)
     marks = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith(timeline.MARK)]
     assert marks == ["trainer_init", "train_begin", "first_rollout_done", "first_step_done"]
 

@@ -1,9 +1,10 @@
 """The discovery report's numbers from attempt logs: discovery@k per method with bootstrap bands, how far cut runs
 are known (`reached`, `covered_k`, `covered_k_pairs`), and each method's paired difference to each baseline.
 
-A run is one run_id: a per-problem run, or one problem's attempts in a set-TTRL run's log (each record carries that
+A run is one run_id: a per-problem run, or one problem's attempts in a set run's log (each record carries that
 problem's own attempt count). Only problems present for every method enter the curves (the others are listed in
-`left_out`). An unsolved run that stopped before k attempts is censored at k (`sdpo_eval.stats.discovery_matrix`).
+`left_out`). An unsolved run that stopped before k attempts is censored at k (`estimates.discovery_matrix`).
+A record is valid by `sdpo_attempts.valid.valid_record`, the rule training uses.
 """
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from sdpo_attempts.log import within_budget
-from sdpo_data.sources import read_jsonl
-from sdpo_eval.discovery_summary import BASELINES
+from sdpo_attempts.log import read_records, within_budget
+from sdpo_attempts.valid import valid_record
+from sdpo_eval.discovery.methods import BASELINES
 
 
 def read_attempts(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    """Every record of the attempt logs `paths`, in order."""
-    return [record for path in paths for record in read_jsonl(path, what="bad attempt record")]
+    """Every record of the attempt logs `paths`, in order (a log's cut last line left out with a warning)."""
+    return [record for path in paths for record in read_records(path)]
 
 
 def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, dict[str, list[tuple]]]:
@@ -31,7 +32,7 @@ def runs_by_method(records: Iterable[dict[str, Any]], budget: int) -> dict[str, 
         if rec.get("infra") or not within_budget(rec["attempt"], budget):
             continue
         state["made"] = max(state["made"], rec["attempt"])
-        if rec.get("score", 0.0) >= 1.0 and (state["first"] is None or rec["attempt"] < state["first"]):
+        if valid_record(rec) and (state["first"] is None or rec["attempt"] < state["first"]):
             state["first"] = rec["attempt"]
     out: dict[str, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
     for (method, problem, _, _), state in sorted(runs.items()):
@@ -43,7 +44,7 @@ def discovery_report(
     records: Sequence[dict[str, Any]], budget: int, n_boot: int = 2000, seed: int = 0
 ) -> dict[str, Any]:
     """discovery@k curves (k = 1..budget) with bootstrap bands for each method, on the common problems."""
-    from sdpo_eval.stats import bootstrap_discovery, discovery_curve
+    from sdpo_eval.discovery.estimates import bootstrap_discovery, discovery_curve
 
     by_method = runs_by_method(records, budget)
     if not by_method:
@@ -78,11 +79,11 @@ def discovery_report(
 
 def paired_differences(by_method: dict[str, dict[str, list[tuple]]], common: Sequence[str], budget: int,
                        n_boot: int, seed: int) -> dict[str, dict[str, Any] | None]:
-    """{"<method> - <baseline>": the paired difference (`stats.paired_discovery`) at the budget ("k", "value", "low",
-    "high", "share_at_or_below_0", "problems") with its curve over k = 1..budget ("curve", "low_curve",
+    """{"<method> - <baseline>": the paired difference (`estimates.paired_discovery`) at the budget ("k", "value",
+    "low", "high", "share_at_or_below_0", "problems") with its curve over k = 1..budget ("curve", "low_curve",
     "high_curve"); None when no problem is known to both} for every method against each baseline it ran beside. As
     on the curves, a run cut before the budget without a success is left out of its problem's fraction."""
-    from sdpo_eval.stats import paired_discovery
+    from sdpo_eval.discovery.estimates import paired_discovery
 
     out: dict[str, dict[str, Any] | None] = {}
     for baseline in (b for b in BASELINES if b in by_method):

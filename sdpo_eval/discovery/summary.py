@@ -1,4 +1,4 @@
-"""A discovery report (`sdpo_eval.discovery_curves.discovery_report`) as a plot (discovery@k with its bootstrap band),
+"""A discovery report (`sdpo_eval.discovery.curves.discovery_report`) as a plot (discovery@k with its bootstrap band),
 a table of first successes, and the summary JSON the bench results keep (issue 32's schema):
 
     {"task", "call", "budget": B, "problems": [...],
@@ -11,7 +11,7 @@ the baseline's discovery@K, K the largest k both are known at on every problem (
 run was cut); null when it never does within K, without that baseline's run, or when the baseline solved nothing.
 `covered_k` and `covered_k_pairs` say which k each comparison covers. `difference_vs_<baseline>`: the method's
 discovery@B minus the baseline's on the same problems, paired per problem, with its bootstrap interval over problems
-and the share of bootstrap draws at or below 0 (`sdpo_eval.stats.paired_discovery`); a cut run is left out
+and the share of bootstrap draws at or below 0 (`sdpo_eval.discovery.estimates.paired_discovery`); a cut run is left out
 of its problem's fraction past the attempts it made, as on the curves.
 
 `first_success` counts the problem's own judged attempts (the attempt log's `attempt`), also in a set-TTRL run where
@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from sdpo_eval.discovery.methods import BASELINES
 
 SUMMARY_KEYS = ("seeds", "discovery_at", "first_success")
 
@@ -32,7 +34,6 @@ def attempts_to_match(curve: list[float], target: float) -> int | None:
     return next((k for k, value in enumerate(curve, start=1) if value >= target - 1e-12), None)
 
 
-BASELINES = ("best_of_k", "reprompt")
 PAIRED_CURVE_KEYS = ("curve", "low_curve", "high_curve")   # the report's paired curves, which the summary leaves out
 
 

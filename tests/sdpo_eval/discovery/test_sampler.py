@@ -6,7 +6,7 @@ import json
 import pytest
 
 from sdpo_attempts.log import AttemptLog
-from sdpo_eval.discovery_sampler import Judge, parse_runs, run_all, sample_set
+from sdpo_eval.discovery.sampler import Judge, parse_runs, run_all, sample_set
 from sdpo_eval.engines import Completion, SamplingParams
 from sdpo_ext.teacher.reprompt import RepromptConfig
 
@@ -113,7 +113,7 @@ def test_async_reward_functions_are_awaited_like_verls_reward_loop():
 
 
 def test_run_all_writes_the_set_run_layout_and_skips_finished_runs(tmp_path):
-    from sdpo_eval.discovery_sampler import RecipeSampling
+    from sdpo_eval.discovery.sampler import RecipeSampling
 
     setting = RecipeSampling(model="-", rows=rows("p1"), params=SamplingParams(), n=2, reward_fn=reward,
                              reprompt_cfg=RepromptConfig())
@@ -134,7 +134,7 @@ def test_parse_runs_names_the_fix():
 def test_the_demo_recipe_gives_the_sampler_its_reward_prompts_and_teacher_settings(tmp_path, monkeypatch):
     """from_recipe on the real demo recipe: the rows, the reward function verl would call, the SDPO reprompt block."""
     from sdpo_data.addition_rows import write_data
-    from sdpo_eval.discovery_sampler import from_recipe
+    from sdpo_eval.discovery.sampler import from_recipe
 
     write_data(tmp_path)
     monkeypatch.setenv("SDPO_DEMO_DATA_DIR", str(tmp_path))
@@ -155,7 +155,7 @@ def test_the_toy_lean_recipe_judges_round_after_round_on_one_repl_and_closes_it(
     """The Lean reward through the REPL double: its backend lives across rounds (one event loop), feedback comes back
     for a failed proof, and close() ends the REPL process."""
     from sdpo_data.toy_lean import write
-    from sdpo_eval.discovery_sampler import from_recipe
+    from sdpo_eval.discovery.sampler import from_recipe
 
     write(tmp_path)
     monkeypatch.setenv("SDPO_TOY_DATA_DIR", str(tmp_path))
@@ -177,7 +177,7 @@ def test_a_lean_backend_that_does_not_answer_stops_the_sampler_before_any_model_
     """The reward's own preflight (the training pre-flight's) runs before the engine: with no Kimina server the
     sampler exits 3 naming the backend, instead of generating proofs nothing can check."""
     from sdpo_data.toy_lean import write
-    from sdpo_eval import discovery_sampler
+    from sdpo_eval.discovery import sampler as discovery_sampler
 
     write(tmp_path)
     monkeypatch.setenv("SDPO_TOY_DATA_DIR", str(tmp_path))
@@ -202,7 +202,7 @@ def test_a_lean_backend_that_does_not_answer_stops_the_sampler_before_any_model_
 
 
 def test_an_out_dir_that_cannot_be_made_is_one_error_line_before_the_recipe_composes(tmp_path, capsys):
-    from sdpo_eval import discovery_sampler
+    from sdpo_eval.discovery import sampler as discovery_sampler
 
     blocker = tmp_path / "a_file"
     blocker.write_text("kept")

@@ -1,4 +1,4 @@
-"""bench/ttrl/discovery_chunks.py: the merge of runs brought back by several device calls into one report, cut runs
+"""sdpo_eval.discovery.merge: the merge of runs brought back by several device calls into one report, cut runs
 included as far as they got."""
 from __future__ import annotations
 
@@ -10,14 +10,11 @@ from pathlib import Path
 import pytest
 
 from sdpo_attempts.log import AttemptLog
-from tests.bench.bench_scripts import on_path
-from tests.sdpo_eval.test_discovery_set import set_run_log
+from sdpo_eval.discovery import merge as discovery_chunks
+from sdpo_eval.discovery.report import write as write_report
+from tests.sdpo_eval.discovery.test_discovery_at_k import set_run_log
 
-on_path("ttrl")
-import discovery_chunks  # noqa: E402
-import ttrl_discovery  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROBLEMS = {"demo": ["add_train_1", "add_train_2"], "toy_lean": ["toy_add_7_5"]}
 
 
@@ -64,8 +61,9 @@ def test_a_cut_run_is_merged_with_how_far_it_got_and_the_furthest_copy_wins(tmp_
     assert coverage["problems"] == PROBLEMS
     merged = tmp_path / "merged" / "runs"
     assert (merged / "demo/grpo/seed1/attempts.jsonl").exists()
-    result = ttrl_discovery.report(merged, 32, [], "unit test", tmp_path / "out" / "r", n_boot=50,
-                                   coverage=tmp_path / "merged" / "coverage.json")
+    with pytest.warns(UserWarning, match="cut last line"):
+        result = write_report(merged, 32, tmp_path / "out" / "r", call="unit test", n_boot=50,
+                              coverage=tmp_path / "merged" / "coverage.json")
     assert result["covered_k"] == 8 and result["covered_k_pairs"] == {"best_of_k vs grpo": 8}
     assert result["coverage"]["demo/grpo/seed1"]["attempts"] == {"add_train_1": 8, "add_train_2": 8}
 
@@ -85,7 +83,7 @@ def test_chunks_of_other_problems_are_refused(tmp_path):
     b = chunk_folder(tmp_path, "b", {("demo", "grpo", 2): (0, 2)}, problems={"demo": ["add_train_9"]})
     with pytest.raises(ValueError, match="other demo problems"):
         discovery_chunks.merge([a, b], tmp_path / "merged")
-    proc = subprocess.run([sys.executable, "bench/ttrl/discovery_chunks.py", "merge", "--chunk-dir", str(a),
+    proc = subprocess.run([sys.executable, "-m", "sdpo_eval.discovery", "merge", "--chunk-dir", str(a),
                            "--chunk-dir", str(b), "--out", str(tmp_path / "m")], cwd=ROOT, capture_output=True,
                           text=True)
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr

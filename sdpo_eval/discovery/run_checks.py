@@ -1,4 +1,4 @@
-"""What the discovery launchers check before their first training run, and what they say when a run fails.
+"""What the discovery launcher checks before their first training run, and what they say when a run fails.
 
 `preflight(command)` runs the start-up checks of a `python -m verl.trainer.main_ppo <overrides>` command in a
 subprocess (`python -m sdpo_ext.startup.check <overrides>`: sdpo_eval does not import the plugin), so a machine that

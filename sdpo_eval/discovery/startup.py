@@ -1,6 +1,6 @@
 """Start-up of verl runs, phase by phase, from their stdout logs (issue 47 part 1).
 
-    python bench/ttrl/startup_table.py --run-dir RAW/runs [--run-dir ...] --out bench/ttrl/results/startup
+    python -m sdpo_eval.discovery startup --run-dir RAW/runs [--run-dir ...] --out bench/ttrl/results/startup
 
 Each run folder (any depth under --run-dir) holds stdout.log, or the lines of it that matter (startup_lines.log),
 with the `sdpo_lean/startup <phase> <t>` marks (sdpo_ext.startup.timeline), and launch.json ({"launched_at": t,
@@ -11,15 +11,12 @@ torch.compile, CUDA graphs). Per config label: the median and range over its run
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from sdpo_ext.startup.timeline import MARK, PHASES  # noqa: E402
+from sdpo_ext.startup.timeline import MARK, PHASES
 
 MARK_LINE = re.compile(re.escape(MARK) + r" (\w+) (\d+(?:\.\d+)?)")
 VLLM_FIGURES = {  # name -> pattern of a vLLM log line (seconds in group 1)
@@ -28,6 +25,8 @@ VLLM_FIGURES = {  # name -> pattern of a vLLM log line (seconds in group 1)
     "vllm_compile_s": re.compile(r"torch\.compile takes (\d+(?:\.\d+)?) s in total"),
     "vllm_cuda_graphs_s": re.compile(r"Graph capturing finished in (\d+(?:\.\d+)?) sec"),
 }
+# the lines of a run's stdout the table reads (a pack keeps them as startup_lines.log)
+STARTUP_LINE = re.compile("|".join([re.escape(MARK), *(p.pattern for p in VLLM_FIGURES.values())]))
 
 
 def run_timeline(run_dir: Path) -> dict:
@@ -76,25 +75,20 @@ def markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run-dir", type=Path, action="append", required=True, help="repeatable")
-    parser.add_argument("--out", type=Path, required=True, help="output prefix (.json, .md)")
-    args = parser.parse_args(argv)
-    timelines = {}
-    for root in args.run_dir:
-        for launch in sorted(root.rglob("launch.json")):
-            timelines[str(launch.parent.relative_to(root))] = run_timeline(launch.parent)
-    if not timelines:
-        parser.exit(2, f"error: no launch.json under {[str(r) for r in args.run_dir]} (folders of runs the runner "
-                       "started)\n")
-    summary = table(timelines)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{args.out}.json").write_text(json.dumps({"runs": timelines, "configs": summary}, indent=1))
-    Path(f"{args.out}.md").write_text(markdown(summary))
-    print(markdown(summary))
-    return 0
+def timelines(run_dirs: list[Path]) -> dict[str, dict]:
+    """{run folder relative to its --run-dir: its timeline} for every launch.json under `run_dirs`."""
+    return {str(launch.parent.relative_to(root)): run_timeline(launch.parent)
+            for root in run_dirs for launch in sorted(root.rglob("launch.json"))}
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def write(run_dirs: list[Path], out: Path) -> dict:
+    """Write <out>.json ({runs, configs}) and <out>.md; ValueError when no run was launched there."""
+    runs = timelines(run_dirs)
+    if not runs:
+        raise ValueError(f"error: no launch.json under {[str(r) for r in run_dirs]} (folders of runs the launcher "
+                         "started)")
+    summary = table(runs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{out}.json").write_text(json.dumps({"runs": runs, "configs": summary}, indent=1))
+    Path(f"{out}.md").write_text(markdown(summary))
+    return summary

@@ -1,12 +1,12 @@
-"""The merge of set-TTRL discovery runs brought back by several device calls, cut runs included (issue 47 part 2).
+"""The merge of discovery runs brought back by several device calls, cut runs included (issue 47 part 2).
 
-    python bench/ttrl/discovery_chunks.py merge --chunk-dir A [--chunk-dir B ...] --out DIR
-        # DIR/runs/<task>/<method>/seed<s>/ (what ttrl_discovery.py report reads) and DIR/coverage.json
+    python -m sdpo_eval.discovery merge --chunk-dir A [--chunk-dir B ...] --out DIR
+        # DIR/runs/.../<method>/seed<s>/ (what `report --run-dir DIR/runs` reads) and DIR/coverage.json
 
-A chunk is what one call brought back (its ttrl_discovery_raw.tar.gz, unpacked): runs/<task>/<method>/seed<s>/ with
-attempts.jsonl and, once the process ended, status.json; problems_<task>.txt names the task's problems. A run cut by
+A chunk is what one call brought back (its discovery_raw.tar.gz, unpacked): runs/[<task>/]<method>/seed<s>/ with
+attempts.jsonl and, once the process ended, status.json; problems[_<task>].txt names the problems. A run cut by
 the call's or the machine's end still counts: every attempt it judged is in its log, and the report reads each
-problem's runs only as far as they got (`sdpo_eval.discovery_curves.discovery_report`: unsolved runs are censored
+problem's runs only as far as they got (`sdpo_eval.discovery.curves.discovery_report`: unsolved runs are censored
 past the attempts they made, and `covered_k` says up to which k every compared method is known).
 
 The merge takes, for each run, the copy that got furthest (finished before cut; then the most judged attempts), and
@@ -16,13 +16,12 @@ same experiment.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
-import sys
 from pathlib import Path
 
-from ttrl_discovery import read_log  # the tolerant attempt-log reader of the job
+from sdpo_attempts.log import read_records
+from sdpo_attempts.valid import valid_record
 
 
 def progress(run_dir: Path) -> dict:
@@ -32,19 +31,19 @@ def progress(run_dir: Path) -> dict:
     attempts: dict[str, int] = {}
     solved: set[str] = set()
     log = run_dir / "attempts.jsonl"
-    for rec in read_log([log] if log.exists() else []):   # a cut run's half-written last line is left out
+    for rec in read_records(log) if log.exists() else []:   # a cut run's half-written last line is left out
         if rec.get("infra"):
             continue
         attempts[rec["problem"]] = max(attempts.get(rec["problem"], 0), int(rec["attempt"]))
-        if rec.get("score", 0.0) >= 1.0:
+        if valid_record(rec):
             solved.add(rec["problem"])
     return {"finished": rc == 0, "returncode": rc, "attempts": dict(sorted(attempts.items())),
             "solved": sorted(solved)}
 
 
 def _problems(chunk_dir: Path) -> dict[str, list[str]]:
-    return {f.stem.removeprefix("problems_"): [p for p in f.read_text().strip().split(",") if p]
-            for f in sorted(chunk_dir.glob("problems_*.txt"))}
+    return {f.stem.removeprefix("problems").lstrip("_") or "-": [p for p in f.read_text().strip().split(",") if p]
+            for f in sorted(chunk_dir.glob("problems*.txt"))}
 
 
 def _rank(p: dict) -> tuple[bool, int]:
@@ -61,7 +60,7 @@ def merge(chunk_dirs: list[Path], out: Path) -> dict:
                                  "(merge chunks of one problem choice)")
     best: dict[str, tuple[Path, dict, str]] = {}
     for chunk_dir in chunk_dirs:
-        for log in sorted((chunk_dir / "runs").glob("*/*/seed*/attempts.jsonl")):
+        for log in sorted(p for p in (chunk_dir / "runs").rglob("attempts.jsonl") if p.parent.name.startswith("seed")):
             run = str(log.parent.relative_to(chunk_dir / "runs"))
             got = progress(log.parent)
             if run not in best or _rank(got) > _rank(best[run][1]):
@@ -75,23 +74,3 @@ def merge(chunk_dirs: list[Path], out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     (out / "coverage.json").write_text(json.dumps(coverage, indent=1))
     return coverage
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    m = sub.add_parser("merge")
-    m.add_argument("--chunk-dir", type=Path, action="append", required=True, help="an unpacked chunk; repeatable")
-    m.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-    try:
-        coverage = merge(args.chunk_dir, args.out)
-    except (ValueError, FileNotFoundError) as e:
-        parser.exit(2, f"{e}\n" if str(e).startswith("error:") else f"error: {e}\n")
-    cut = [run for run, row in coverage["in"].items() if not row["finished"]]
-    print(f"{len(coverage['in'])} runs in ({len(cut)} cut: {', '.join(cut) or 'none'}): {args.out / 'coverage.json'}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

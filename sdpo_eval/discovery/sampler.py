@@ -1,9 +1,11 @@
-"""Set discovery without training: best-of-k and the feedback re-prompting baseline `reprompt`, over a problem set.
+"""Discovery without training, the `sampler` protocol: best-of-k and the feedback re-prompting baseline `reprompt`.
 
-    python -m sdpo_eval.discovery_sampler --recipe sdpo_demo --problems a,b,c --budget 128 \\
+    python -m sdpo_eval.discovery sample --recipe sdpo_demo --problems a,b,c --budget 128 \\
         --runs best_of_k:1,reprompt:1,best_of_k:2,reprompt:2 --out-dir DIR [--keep-going] [-- hydra overrides]
-    -> DIR/<method>/seed<s>/{attempts.jsonl, status.json}, the layout `sdpo_eval.discovery report` and
-       bench/ttrl/discovery_chunks.py read (the same as the set-TTRL runs' folders).
+    -> DIR/<method>/seed<s>/{attempts.jsonl, status.json}, the layout of the verl runs' folders, which
+       `sdpo_eval.discovery report` and `merge` read.
+
+This is the one best-of-k of the discovery figures (the launcher, `sdpo_eval.discovery run`, starts it).
 
 Both methods sample with the recipe's own settings (its model, chat-templated prompts, rollout temperature, top-p,
 n and max_response_length) and judge with the recipe's own reward function, called as verl's reward loop calls it
@@ -40,12 +42,14 @@ from typing import Any
 
 from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
+from sdpo_attempts.valid import valid_record
+from sdpo_eval.discovery.methods import METHODS
+from sdpo_eval.discovery.runs import finished
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, VllmEngine, load_engine
-from sdpo_eval.launch import finished
 from sdpo_eval.prover_eval import attempt_samples
 from sdpo_options.flags import add_flags, from_flags
 
-SAMPLER_METHODS = ("best_of_k", "reprompt")
+SAMPLER_METHODS = tuple(name for name, m in METHODS.items() if m.protocol == "sampler")
 RewardFn = Callable[..., Any]
 
 
@@ -158,7 +162,7 @@ def _absorb(state: ProblemState, slots: list[int], completions: list[Completion]
             continue
         state.judged += 1
         attempt = records[k]["attempt"] if records else state.judged
-        if float(result["score"]) >= 1.0:
+        if valid_record(result):
             state.first = attempt if state.first is None else min(state.first, attempt)
         elif str(result.get("feedback") or "").strip():
             state.last_failure[slot] = (completion.text, str(result["feedback"]))
@@ -184,7 +188,7 @@ def from_recipe(recipe: str, problems: Sequence[str], overrides: Sequence[str] =
     from omegaconf import OmegaConf
     from verl.trainer.ppo.reward import get_custom_reward_fn
 
-    from sdpo_eval.discovery import compose_recipe
+    from sdpo_eval.discovery.recipe import compose_recipe
     from sdpo_eval.prover_eval import load_problems
     from sdpo_ext.teacher.reprompt import RepromptConfig
 
@@ -266,7 +270,8 @@ def _run_one(setting: RecipeSampling, engine: Engine, judge: Judge, method: str,
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI (module docstring); returns the exit code."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m sdpo_eval.discovery sample", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--recipe", required=True, help="an sdpo_<model> recipe (its reprompt block is used)")
     parser.add_argument("--problems", required=True, help="comma-separated problem names")
     parser.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
