@@ -51,6 +51,7 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
     for flag, about in (("candidates", "hardest candidates whose base rate is measured"),
                         ("base_samples", "base samples a candidate"), ("max_rate", "highest base rate chosen"),
                         ("per_run_gb", "GPU memory a verl run takes"), ("sampler_gb", "GPU memory the sampler takes"),
+                        ("host_gb_per_run", "host memory a verl run takes"),
                         ("reserve_gb", "GPU memory kept for something beside the job"),
                         ("max_parallel", "at most this many verl runs at once (0: as the memory holds)"),
                         ("save_freq", "checkpoint every N steps, to resume a cut run (-1: none)"),

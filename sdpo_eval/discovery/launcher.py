@@ -68,6 +68,7 @@ class Job:
     base_samples: int = 64
     max_rate: float = 0.0
     per_run_gb: float = 11.0
+    host_gb_per_run: float = 11.0  # 12 demo runs + the sampler on a 128 GB host: Ray's memory monitor killed 3 runs
     sampler_gb: float = 16.0
     reserve_gb: float = 0.0  # GPU memory kept for something beside the job (e.g. a probe run)
     max_parallel: int = 0  # 0: as many verl runs at once as the GPU memory holds
@@ -142,12 +143,29 @@ def choose_problems(job: Job, dry_run: bool = False) -> list[str]:
     return picked
 
 
-def verl_slots(job: Job, gpu_gb: float | None) -> int:
-    """verl runs at once: what the GPU's memory holds at per_run_gb each after the sampler's share and reserve_gb
-    (at least 1), at most max_parallel when given."""
+HOST_RESERVE_GB = 16.0  # host memory left to the sampler, the driver and the OS
+
+
+def verl_slots(job: Job, gpu_gb: float | None, host_gb: float | None = None) -> int:
+    """verl runs at once: what the GPU's memory holds at per_run_gb each after the sampler's share and reserve_gb,
+    and what the host's memory holds at host_gb_per_run each after 16 GB for the rest (at least 1), at most
+    max_parallel when given."""
     sampler = job.sampler_gb if any(not lookup(m).trained for m in job.methods) else 0.0
     slots = max(1, int(((gpu_gb or 0.0) - sampler - job.reserve_gb) // job.per_run_gb))
+    if host_gb:
+        slots = min(slots, max(1, int((host_gb - HOST_RESERVE_GB) // job.host_gb_per_run)))
     return min(slots, job.max_parallel) if job.max_parallel else slots
+
+
+def host_memory_gb() -> float | None:
+    """The host's memory (/proc/meminfo's MemTotal), None where it cannot be read."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return float(line.split()[1]) / 1024 ** 2
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def gpu_memory_gb() -> float | None:
@@ -191,11 +209,12 @@ def plan(job: Job, chosen: Sequence[str]) -> list[Planned]:
     return planned
 
 
-def execute(job: Job, dry_run: bool = False, gpu_gb: Callable[[], float | None] = gpu_memory_gb) -> int:
+def execute(job: Job, dry_run: bool = False, gpu_gb: Callable[[], float | None] = gpu_memory_gb,
+            host_gb: Callable[[], float | None] = host_memory_gb) -> int:
     """The job (module docstring); 0 when every run ended with returncode 0, else 1; ValueError when the start-up
     checks refuse the verl runs (none started)."""
     chosen = choose_problems(job, dry_run)
-    slots = verl_slots(job, gpu_gb())
+    slots = verl_slots(job, gpu_gb(), host_gb())
     planned = plan(job, chosen)
     if dry_run:
         for p in planned:

@@ -84,7 +84,7 @@ def job(tmp_path: Path, stand_in: Path, **fields) -> Job:
 
 
 def test_the_job_runs_every_method_and_seed_side_by_side_and_packs_the_report(tmp_path, stand_in):
-    assert launcher.execute(job(tmp_path, stand_in), gpu_gb=lambda: 40.0) == 0
+    assert launcher.execute(job(tmp_path, stand_in), gpu_gb=lambda: 40.0, host_gb=lambda: 128.0) == 0
     out = tmp_path / "job"
     started = calls(tmp_path)
     assert started.count("-m verl.trainer.main_ppo") == 4 and started.count("-m sdpo_eval.discovery") == 1
@@ -102,7 +102,7 @@ def test_the_job_runs_every_method_and_seed_side_by_side_and_packs_the_report(tm
     assert (out / "report" / "startup.md").exists() and (out / "report" / "discovery.png").exists()
     assert "sdpo_lean/ttrl_switch" in (out / "runs/grpo/seed1/switch_lines.log").read_text()
     # started again: every run finished, nothing starts
-    assert launcher.execute(job(tmp_path, stand_in), gpu_gb=lambda: 40.0) == 0
+    assert launcher.execute(job(tmp_path, stand_in), gpu_gb=lambda: 40.0, host_gb=lambda: 128.0) == 0
     assert len(calls(tmp_path)) == 5
 
 
@@ -184,3 +184,14 @@ def test_pack_reports_a_job_folder_while_it_runs_and_says_when_nothing_is_there_
     (out / "report" / "discovery.json").unlink()
     assert cli.main(["pack", "--out-dir", str(out), "--task", "toy_lean", "--budget", "32", "--call", "x"]) == 0
     assert json.loads((out / "report" / "discovery.json").read_text())["call"] == "x"
+
+
+def test_verl_runs_at_once_are_capped_by_gpu_and_host_memory(tmp_path):
+    from sdpo_eval.discovery.launcher import Job, verl_slots
+
+    job = Job(task="demo", methods=("best_of_k", "sdpo"), seeds=(1,), budget=8, out_dir=tmp_path, problems=("a",),
+              per_run_gb=5.0, sampler_gb=8.0, host_gb_per_run=11.0)
+    assert verl_slots(job, 139.0) == 26  # the GPU alone: (139 - 8) // 5
+    # the H200 host of 2026-12-07 (125.9 GB): 12 runs and a sampler there had 3 runs killed for host memory
+    assert verl_slots(job, 139.0, host_gb=125.9) == 9
+    assert verl_slots(job, 139.0, host_gb=8.0) == 1 and verl_slots(job, None, None) == 1
