@@ -239,6 +239,10 @@ class TTRLHooks:
         reset's seconds (None: no reset needed)."""
         reset_s = None
         if self.ttrl_queue.needs_reset:
+            if not os.path.isdir(self._initial_state_dir()):
+                raise FileNotFoundError(f"error: the TTRL queue's initial state {self._initial_state_dir()} is gone, "
+                                        f"so problem {switch['to']!r} cannot start from it (start the run anew: "
+                                        f"trainer.resume_mode=disable, or a new trainer.default_local_dir)")
             start = time.perf_counter()
             self.actor_rollout_wg.load_checkpoint(self._initial_state_dir(), None, False)
             self.ttrl_queue.reset_done()

@@ -11,6 +11,7 @@ are another problem's; the shared protocol never saves or restores.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
@@ -28,6 +29,7 @@ class RecordingWorkers:
         self.calls = calls
 
     def sdpo_save_initial_state(self, path):
+        os.makedirs(path, exist_ok=True)  # verl's checkpoint files go there
         self.calls.append(("save_initial", path))
 
     def load_checkpoint(self, path, hdfs_path=None, del_local_after_load=False):
@@ -108,6 +110,10 @@ def test_a_run_killed_mid_queue_resumes_at_the_open_problem(queued, make, monkey
     resumed = build(budget=8)
     calls.clear()
     monkeypatch.setattr(PPOTrainerSync, "_load_checkpoint", lambda self: setattr(self, "global_steps", 1))
+    os.rename(resumed._initial_state_dir(), f"{resumed._initial_state_dir()}.away")
+    with pytest.raises(FileNotFoundError, match="initial state .* is gone"):
+        build(budget=8)._load_checkpoint()
+    os.rename(f"{resumed._initial_state_dir()}.away", resumed._initial_state_dir())
     resumed._load_checkpoint()
     queue = resumed.ttrl_queue
     assert (queue.current, queue.problem_steps) == (FOUR[1], 1) and resumed.ttrl_set.solved() == [FOUR[0]]
