@@ -52,3 +52,17 @@ def statement_defect(dataset: str, name: str, statement: str) -> str | None:
     if defect is None or _squash(defect.marker) not in _squash(statement):
         return None
     return f"{defect.reason} (reported: {', '.join(defect.sources)})"
+
+
+def flagged_rows(paths) -> dict[str, str]:
+    """{problem name: its defect} of the rows of prepared parquet files `paths` that carry a non-empty
+    `extra_info.statement_defect` (files prepared before the flag carry none)."""
+    import pandas as pd
+
+    flagged: dict[str, str] = {}
+    for path in paths:
+        for extra in pd.read_parquet(path, columns=["extra_info"])["extra_info"]:
+            reason = (extra or {}).get("statement_defect") or ""
+            if reason:
+                flagged[extra["name"]] = reason
+    return flagged

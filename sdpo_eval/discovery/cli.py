@@ -91,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--base-rate", type=Path, action="append", default=[], help="a base_rate.json (repeatable)")
     rep.add_argument("--coverage", type=Path, help="merge's coverage.json: how far each run got")
     report_recheck.add_report_flags(rep)
+    rep.add_argument("--count-defective", action="store_true",
+                     help="count the problems whose statement --data flags as defective (left out by default)")
     m = sub.add_parser("merge", help="several calls' runs into one folder, the furthest copy of each run")
     m.add_argument("--chunk-dir", type=Path, action="append", required=True, help="an unpacked chunk; repeatable")
     m.add_argument("--out", type=Path, required=True, help="the merged folder (runs/, coverage.json)")
@@ -114,6 +116,20 @@ def _run(args: argparse.Namespace) -> int:
     return execute(job, dry_run=args.dry_run)
 
 
+def _without_defective(records: list[dict], args: argparse.Namespace) -> tuple[list[dict], dict[str, str]]:
+    """The records without the problems whose statement --data flags as defective (`sdpo_data.statement_defects`:
+    vacuous, trivially true, a phantom variable), and {problem: defect} of those left out; all of them with
+    --count-defective."""
+    from sdpo_data.statement_defects import flagged_rows
+
+    flagged = {} if args.count_defective else flagged_rows([Path(p).expanduser() for p in args.data])
+    left_out = {name: flagged[name] for name in sorted({rec["problem"] for rec in records} & set(flagged))}
+    if left_out:
+        print(f"left out {len(left_out)} problems whose statement is flagged as defective: {', '.join(left_out)} "
+              f"(--count-defective counts them)")
+    return [rec for rec in records if rec["problem"] not in left_out], left_out
+
+
 def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from sdpo_eval.discovery.curves import read_attempts
     from sdpo_eval.discovery.report import build, save
@@ -126,10 +142,12 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                      "or give --log FILE)")
     if not logs:
         parser.error("give --run-dir or --log")
-    records, checked = report_recheck.recheck_for_report(read_attempts(logs), args.budget, args)
+    records, defective = _without_defective(read_attempts(logs), args)
+    records, checked = report_recheck.recheck_for_report(records, args.budget, args)
     report = build(records, args.budget, logs=logs, run_dir=run_dir, task=args.task, call=args.call,
                    base_rate_files=args.base_rate, coverage=args.coverage, recheck=checked, n_boot=args.n_boot,
                    seed=args.seed)
+    report["left_out_defective"] = defective
     prefix = Path(args.out or ((run_dir or logs[0].parent) / "discovery")).expanduser()
     if cli_checks.report([cli_checks.output_problem(f"{prefix}.json", "--out")]):
         return 2

@@ -133,3 +133,27 @@ def test_the_report_reads_the_published_set_ttrl_results_schema_and_only_adds_to
     method_keys = set().union(*(row.keys() for row in published["methods"].values()))
     assert method_keys - {"difference_vs_reprompt", "attempts_to_match_reprompt", "match_reprompt_within"} \
         <= set(report["methods"]["sdpo"])
+
+
+def test_a_problem_whose_statement_is_flagged_as_defective_is_never_counted_unless_asked(tmp_path, capsys):
+    import pandas as pd
+
+    parquet = tmp_path / "rows.parquet"
+    pd.DataFrame([{"data_source": "sdpo_demo_addition", "ability": "arithmetic", "prompt": [],
+                   "reward_model": {"style": "rule", "ground_truth": "3"},
+                   "extra_info": {"name": name, "split": "test", "index": i, "statement_defect": defect}}
+                  for i, (name, defect) in enumerate((("p1", ""), ("p2", "0 = 0 over ℕ (DeepSeek-Prover-V1.5#26)"),
+                                                      ("p3", "")))]).to_parquet(parquet)
+    log = tmp_path / "attempts.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in synthetic_log()))
+    out = tmp_path / "report"
+    assert cli.main(["report", "--log", str(log), "--budget", "8", "--n-boot", "50", "--data", str(parquet),
+                     "--out", str(out)]) == 0
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["problems"] == ["p1", "p3"] and report["left_out_defective"] == {"p2": "0 = 0 over ℕ "
+                                                                                       "(DeepSeek-Prover-V1.5#26)"}
+    assert "left out 1 problems whose statement is flagged as defective: p2" in capsys.readouterr().out
+    assert cli.main(["report", "--log", str(log), "--budget", "8", "--n-boot", "50", "--data", str(parquet),
+                     "--out", str(out), "--count-defective"]) == 0
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["problems"] == ["p1", "p2", "p3"] and report["left_out_defective"] == {}
