@@ -36,7 +36,7 @@ from lean_env.backends.factory import aclose_backends, get_backend
 from lean_env.backends.probe import backend_problems
 from lean_env.options import OWNERS, BackendOptions
 from reward.lean.score import parse_ground_truth, resolve_config, verify_many
-from reward.lean.verdict_file import VerdictWriter, previous_verdicts
+from reward.lean.verdict_file import ForeignVerdicts, VerdictWriter, previous_verdicts
 from sdpo_options.flags import add_flags, given_flags
 
 BAD_ROW = "bad_row"
@@ -192,7 +192,12 @@ def verify_file(args: argparse.Namespace) -> int:
     if not rows:
         print(f"{args.input}: no rows to verify (the file is empty)", file=sys.stderr)
         return EXIT_BAD_ROWS
-    kept = previous_verdicts(out_path, rows, BAD_ROW) if args.resume else {}
+    try:
+        kept = previous_verdicts(out_path, rows, BAD_ROW) if args.resume else {}
+    except ForeignVerdicts as e:
+        print(f"error: {e} (to check every row anew into it, run the same command without --resume; to keep it, "
+              "choose another --out)", file=sys.stderr)
+        return EXIT_BAD_ROWS
     writer = VerdictWriter(out_path, rows)
     for number, result in kept.items():
         writer.add(number, result)

@@ -88,3 +88,20 @@ def test_without_resume_every_row_is_checked_again(tmp_path, lean):
     argv = ["verify", src, "--out", str(out), "--backend", "repl", "--repl-command", "python3"]
     assert cli.main(argv) == 0 and cli.main(argv) == 0
     assert len(lean["seen"]) == 6 and len(verdicts(out)) == 3
+
+
+def test_resume_refuses_the_verdicts_of_another_input_and_says_how_to_start_anew(tmp_path, lean, capsys):
+    out = tmp_path / "out.jsonl"
+    argv = ["verify", write_input(tmp_path / "a.jsonl", rows(3)), "--out", str(out), "--backend", "repl",
+            "--repl-command", "python3"]
+    assert cli.main(argv) == 0
+    before = out.read_text()
+    capsys.readouterr()
+    other = [{"formal_statement": "theorem u : 1 = 1 := by\n", "output": f"other {i}"} for i in range(3)]
+    argv[1] = write_input(tmp_path / "b.jsonl", other)
+    lean["seen"] = []
+    assert cli.main(argv + ["--resume"]) == cli.EXIT_BAD_ROWS
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --resume:") and "another input" in err[0]
+    assert "without --resume" in err[0] and "another --out" in err[0]
+    assert lean["seen"] == [] and out.read_text() == before   # nothing checked, the earlier verdicts untouched
