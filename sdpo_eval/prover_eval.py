@@ -16,8 +16,10 @@ those samples again. pass@k re-checks each valid sample out of process against t
 counts (`sdpo_eval.report_recheck`; settings `--reward-kwarg recheck_project=DIR`, `recheck_tool=comparator|safeverify`,
 `recheck_command=...`): a rejected one is a cheat (judged, not valid), one without a verdict is unverified (left out
 like infra, exit 1); `--no-recheck` skips it and the report says so. Best-of-k's first successes are re-checked by the
-discovery report. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each chunk of
-problems as it is verified; `--resume` with the same `--attempt-log` and `--seed` continues a stopped run.
+discovery report. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each sample as
+it is judged, best-of-k each batch once it is judged; a stop (Ctrl-C, SIGTERM) waits for the Lean checks in flight,
+then ends with one line giving the exact `--resume` command (exit 130): with the same `--attempt-log` and `--seed` it
+draws only what the log lacks (best-of-k continues each problem's last run).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import sys
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
@@ -36,6 +38,7 @@ from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
 from sdpo_options.flags import add_flags, from_flags
+from sdpo_options.stop import STOPPED_EXIT, held_stops, resume_command, stop_signals
 
 MAX_ALL_INFRA_BATCHES = 3  # best-of-k gives up on a problem after this many batches that were entirely infra
 
@@ -72,16 +75,21 @@ class Verifier:
         from lean_env.backends import factory
 
         self._reward, self._backends = lean_reward, factory
-        self._kwargs, self._loop = reward_kwargs, asyncio.new_event_loop()
+        self._kwargs, self.loop = reward_kwargs, asyncio.new_event_loop()
 
-    def __call__(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Items {solution_str, ground_truth, finish_reason} -> reward dicts, in order."""
-        return self._loop.run_until_complete(self._reward.verify_many(items, **self._kwargs))
+    def __call__(self, items: list[dict[str, Any]],
+                 on_result: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+        """Items {solution_str, ground_truth, finish_reason} -> reward dicts, in order; `on_result(index, result)` as
+        each is judged. A stop signal meanwhile is held until every check in flight is in, then raised
+        (KeyboardInterrupt): `on_result` has seen each verdict by then (`sdpo_options.stop.held_stops`)."""
+        with held_stops(self.loop):
+            return self.loop.run_until_complete(self._reward.verify_many(items, on_result=on_result,
+                                                                          **self._kwargs))
 
     def close(self) -> None:
         """Close the Lean backends and the event loop."""
-        self._loop.run_until_complete(self._backends.aclose_backends())
-        self._loop.close()
+        self.loop.run_until_complete(self._backends.aclose_backends())
+        self.loop.close()
 
 
 def _items(problem: dict[str, Any], completions: Sequence[Completion]) -> list[dict[str, Any]]:
@@ -89,7 +97,7 @@ def _items(problem: dict[str, Any], completions: Sequence[Completion]) -> list[d
             for c in completions]
 
 
-PASSK_CHUNK = 16  # problems sampled, verified and logged together: what a stopped run loses at most
+PASSK_CHUNK = 16  # problems sampled together by an engine without its own batch size (vLLM)
 
 
 def _logged_samples(path: str | None, seed: int) -> dict[tuple[str, str], dict[str, Any]]:
@@ -107,10 +115,11 @@ def pass_at_k_report(
     reward_kwargs: dict[str, Any], attempt_log: str | None = None, resume: bool = False, *,
     recheck: ReportRecheck | None,
 ) -> dict[str, Any]:
-    """Sample n per problem, verify, and compute unbiased pass@k over the judged (non-infra) samples. Problems go
-    PASSK_CHUNK at a time (sampled, verified, logged); with `resume`, samples the attempt log already holds (same
-    base seed, same sample seed) are read from it, not drawn again. Every valid sample is then re-checked out of
-    process with `recheck` before it counts (`sdpo_eval.report_recheck`; None: not re-checked, and the report's
+    """Sample n per problem, verify, and compute unbiased pass@k over the judged (non-infra) samples. Samples are
+    drawn a batch at a time (the transformers engine's batch_size, else PASSK_CHUNK problems), and each is logged as
+    soon as it is judged; a stop waits for the checks in flight. With `resume`, samples the attempt log already
+    holds (same base seed, same sample seed) are read from it, not drawn again. Every valid sample is then
+    re-checked out of process with `recheck` before it counts (`sdpo_eval.report_recheck`; None: not re-checked, and the report's
     `recheck` block says so)."""
     bad = [k for k in ks if not 1 <= k <= n]
     if bad:
@@ -121,26 +130,27 @@ def pass_at_k_report(
     for (name, _), record in logged.items():
         if name in verdicts:
             verdicts[name].append(record)
+    todo = [(p, params.seed + j) for p in problems for j in range(n)
+            if (p["name"], f"seed={params.seed + j}") not in logged]
+    step = getattr(engine, "batch_size", PASSK_CHUNK * n)   # the transformers engine batches so anyway
     verifier = Verifier(reward_kwargs)
     try:
-        for start in range(0, len(problems), PASSK_CHUNK):
-            part = problems[start:start + PASSK_CHUNK]
-            todo = [(p, params.seed + j) for p in part for j in range(n)
-                    if (p["name"], f"seed={params.seed + j}") not in logged]
-            if not todo:
-                continue
-            completions = engine.generate([p["prompt"] for p, _ in todo], params, seeds=[s for _, s in todo])
-            results = verifier([it for (p, _), c in zip(todo, completions) for it in _items(p, [c])])
-            for problem in part:
-                mine = [i for i, (p, _) in enumerate(todo) if p is problem]
-                verdicts[problem["name"]] += [dict(results[i], sample_key=f"seed={todo[i][1]}",
-                                                   proof=completions[i].text if results[i]["score"] >= 1.0 else None)
-                                              for i in mine]
-                if log is not None and mine:
-                    log.record(1, attempt_samples(problem["name"], [completions[i] for i in mine],
-                                               [results[i] for i in mine], [todo[i][1] for i in mine]))
+        for start in range(0, len(todo), step):
+            part = todo[start:start + step]
+            completions = engine.generate([p["prompt"] for p, _ in part], params, seeds=[s for _, s in part])
+
+            def judged(i: int, result: dict[str, Any], part=part, completions=completions) -> None:
+                (problem, seed), completion = part[i], completions[i]
+                verdicts[problem["name"]].append(dict(result, sample_key=f"seed={seed}", proof=completion.text
+                                                      if result["score"] >= 1.0 else None))
+                if log is not None:
+                    log.record(1, attempt_samples(problem["name"], [completion], [result], [seed]))
+
+            verifier([it for (p, _), c in zip(part, completions) for it in _items(p, [c])], on_result=judged)
     finally:
         verifier.close()
+    for records in verdicts.values():   # judged in completion order; reported in seed order
+        records.sort(key=lambda r: int(r["sample_key"].removeprefix("seed=")))
     checked = recheck_samples(problems, verdicts, recheck)
     per_problem = []
     for problem in problems:
@@ -161,31 +171,52 @@ def pass_at_k_report(
 
 
 def best_of_k(problems: Sequence[dict[str, Any]], engine: Engine, params: SamplingParams, budget: int, batch: int,
-              reward_kwargs: dict[str, Any], attempt_log: str | None) -> list[dict[str, Any]]:
-    """Per problem: sample `batch` at a time until a valid proof or `budget` judged attempts; log every sample."""
+              reward_kwargs: dict[str, Any], attempt_log: str | None, resume: bool = False) -> list[dict[str, Any]]:
+    """Per problem: sample `batch` at a time until a valid proof or `budget` judged attempts; log every sample. With
+    `resume`, a problem continues the last run the attempt log holds for it (same base seed)."""
     summaries, verifier = [], Verifier(reward_kwargs)
     try:
         for problem in problems:
-            summaries.append(_best_of_k_one(problem, engine, params, budget, batch, verifier, attempt_log))
+            earlier = _logged_run(attempt_log, problem["name"], params.seed) if resume else []
+            summaries.append(_best_of_k_one(problem, engine, params, budget, batch, verifier, attempt_log, earlier))
     finally:
         verifier.close()
     return summaries
 
 
+def _logged_run(path: str | None, name: str, seed: int) -> list[dict[str, Any]]:
+    """The best-of-k records of the last run the attempt log holds for problem `name` with base seed `seed`."""
+    if not path or not Path(path).is_file():
+        return []
+    records = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    mine = [r for r in records if r.get("method") == "best_of_k" and r.get("problem") == name and r.get("seed") == seed]
+    return [r for r in mine if r["run_id"] == mine[-1]["run_id"]] if mine else []
+
+
 def _best_of_k_one(problem: dict[str, Any], engine: Engine, params: SamplingParams, budget: int, batch: int,
-                   verifier: Verifier, attempt_log: str | None) -> dict[str, Any]:
-    """One problem: batches until the first valid proof, `budget` judged attempts, or a dead verifier."""
-    run_id = f"best_of_k-{problem['name']}-{uuid.uuid4().hex[:8]}"
+                   verifier: Verifier, attempt_log: str | None, earlier: Sequence[dict[str, Any]] = ()
+                   ) -> dict[str, Any]:
+    """One problem: batches until the first valid proof, `budget` judged attempts, or a dead verifier; `earlier`:
+    the logged records of a stopped run of it, continued (its run id, counts and seeds). A batch is logged, in
+    seed order, once all of it is judged; a stop waits for that."""
+    run_id = earlier[0]["run_id"] if earlier else f"best_of_k-{problem['name']}-{uuid.uuid4().hex[:8]}"
     log = _attempt_log(attempt_log, "best_of_k", params.seed, run_id=run_id)
-    judged, drawn, step, all_infra, first = 0, 0, 0, 0, None
+    judged = sum(1 for r in earlier if not r.get("infra"))
+    drawn, step = len(earlier), max((r["step"] for r in earlier), default=0)
+    first = next((r["attempt"] for r in earlier if not r.get("infra") and r["score"] >= 1.0), None)
+    all_infra = 0
+    for number in range(1, step + 1):   # the trailing run of batches that were entirely infra
+        batch_records = [r for r in earlier if r["step"] == number]
+        all_infra = all_infra + 1 if all(r.get("infra") for r in batch_records) else 0
     while judged < budget and first is None and all_infra < MAX_ALL_INFRA_BATCHES:
         step += 1
         size = min(batch, budget - judged)
         seeds = [params.seed + drawn + j for j in range(size)]
         completions = engine.generate([problem["prompt"]] * size, params, seeds=seeds)
-        results = verifier(_items(problem, completions))
+        with held_stops(verifier.loop):   # a stop comes once this batch is judged and logged
+            results = verifier(_items(problem, completions))
+            records = log.record(step, attempt_samples(problem["name"], completions, results, seeds)) if log else []
         drawn += size
-        records = log.record(step, attempt_samples(problem["name"], completions, results, seeds)) if log else []
         all_infra = all_infra + 1 if all(r.get("infra") for r in results) else 0
         for j, r in enumerate(results):
             if not r.get("infra"):
@@ -294,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     bok.add_argument("--budget", type=int, required=True, help="judged attempts per problem")
     bok.add_argument("--batch", type=int, default=16,
                      help="samples per round (= the trainer's rollout.n) (default: %(default)s)")
+    bok.add_argument("--resume", action="store_true",
+                     help="continue, per problem, the last run --attempt-log holds (same --seed)")
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     if cli_checks.report(_file_problems(args)):
         return 2
@@ -318,23 +352,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
                             seed=args.seed)
-    engine = load_engine(spec, engine_options)
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    if args.command == "passk":
-        passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume,
-                                 recheck=recheck)
-        report = {"config": config, **passk}
-        for k, row in report["pass_at_k"].items():
-            value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"
-            print(f"pass@{k}: {value} over {row['problems']} problems")
-        print(f"infra samples (excluded): {report['infra_samples']} / {report['samples']}")
-        print(summary_line(report["recheck"]))
-    else:
-        runs = best_of_k(problems, engine, params, args.budget, args.batch, reward_kwargs, args.attempt_log)
-        report = {"config": config, "runs": runs}
-        for run in runs:
-            print(f"{run['name']}: first valid attempt {run['first_success']} "
-                  f"({run['judged']} judged, {run['drawn']} drawn)")
+    try:
+        with stop_signals():
+            report = _sample(args, problems, load_engine(spec, engine_options), params, ks, reward_kwargs, recheck)
+    except KeyboardInterrupt:
+        print(f"\n{stopped_line(args.attempt_log, argv)}", file=sys.stderr)
+        return STOPPED_EXIT
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
@@ -345,6 +368,36 @@ def main(argv: list[str] | None = None) -> int:
     if unjudged:
         print(unjudged, file=sys.stderr)
     return 1 if failed or unjudged else 0
+
+
+def _sample(args: argparse.Namespace, problems: list[dict[str, Any]], engine: Engine, params: SamplingParams,
+            ks: Sequence[int], reward_kwargs: dict[str, Any], recheck: ReportRecheck | None) -> dict[str, Any]:
+    """Run the subcommand and print its results; -> the JSON report."""
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    if args.command == "passk":
+        passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume,
+                                 recheck=recheck)
+        report = {"config": config, **passk}
+        for k, row in report["pass_at_k"].items():
+            value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"
+            print(f"pass@{k}: {value} over {row['problems']} problems")
+        print(f"infra samples (excluded): {report['infra_samples']} / {report['samples']}")
+        print(summary_line(report["recheck"]))
+        return report
+    runs = best_of_k(problems, engine, params, args.budget, args.batch, reward_kwargs, args.attempt_log, args.resume)
+    for run in runs:
+        print(f"{run['name']}: first valid attempt {run['first_success']} "
+              f"({run['judged']} judged, {run['drawn']} drawn)")
+    return {"config": config, "runs": runs}
+
+
+def stopped_line(attempt_log: str | None, argv: Sequence[str]) -> str:
+    """The one line a stopped run ends with: where its judged samples are and the exact command that continues."""
+    if not attempt_log:
+        return ("interrupted: this run had no --attempt-log, so its samples are not kept (pass --attempt-log FILE: "
+                "each sample is written as it is judged, and the same command with --resume continues)")
+    return (f"interrupted: the judged samples are in {attempt_log}; continue with: "
+            f"{resume_command('sdpo_eval.prover_eval', argv)}")
 
 
 def infra_error(report: dict[str, Any], attempt_log: str | None) -> str | None:

@@ -43,7 +43,7 @@ class SeedEngine:
 def fake_verifier(monkeypatch):
     calls = []
 
-    async def verify_many(items, **kwargs):
+    async def verify_many(items, on_result=None, **kwargs):
         calls.append((list(items), kwargs))
         results = []
         for it in items:
@@ -56,6 +56,8 @@ def fake_verifier(monkeypatch):
                 results.append({"score": 1.0, "verdict": "valid", "feedback": "", "infra": 0.0})
             else:
                 results.append({"score": 0.0, "verdict": "lean_error", "feedback": "err", "infra": 0.0})
+            if on_result is not None:   # as the real verify_many does, as each result comes
+                on_result(len(results) - 1, results[-1])
         return results
 
     monkeypatch.setattr(reward.lean.score, "verify_many", verify_many)
@@ -168,7 +170,7 @@ def test_one_event_loop_for_all_batches(data, monkeypatch):
 
     loops, closed = [], []
 
-    async def verify_many(items, **kwargs):
+    async def verify_many(items, on_result=None, **kwargs):
         loops.append(id(asyncio.get_running_loop()))
         return [{"score": 0.0, "verdict": "lean_error", "feedback": "", "infra": 0.0} for _ in items]
 
