@@ -119,8 +119,8 @@ def pass_at_k_report(
     drawn a batch at a time (the transformers engine's batch_size, else PASSK_CHUNK problems), and each is logged as
     soon as it is judged; a stop waits for the checks in flight. With `resume`, samples the attempt log already
     holds (same base seed, same sample seed) are read from it, not drawn again. Every valid sample is then
-    re-checked out of process with `recheck` before it counts (`sdpo_eval.report_recheck`; None: not re-checked, and the report's
-    `recheck` block says so)."""
+    re-checked out of process with `recheck` before it counts (`sdpo_eval.report_recheck`; None: not re-checked, and
+    the report's `recheck` block says so)."""
     bad = [k for k in ks if not 1 <= k <= n]
     if bad:
         raise ValueError(f"every k must be in 1..n={n}, got {bad}")
