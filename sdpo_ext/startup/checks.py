@@ -17,7 +17,8 @@
      divergence, so the first update would fail on a missing key.
 3. The CPU budget of a small host (`sdpo_ext.startup.small_host.check_cpu_budget`).
 4. The attention implementation (`sdpo_ext.startup.attention`): known to transformers, its package importable here.
-5. The machine (`sdpo_ext.startup.preflight`): GPUs, data files (with the command that makes them), the model; and the
+5. The machine (`sdpo_ext.startup.preflight`): GPUs, data files (with the command that makes them; what they hold:
+   `sdpo_ext.startup.data_files`, a parquet with verl's columns and rows), the model; and the
    reward function's own `preflight(reward_kwargs) -> list[str]` when its module defines one (the Lean reward asks
    its backend: a Kimina server's /health, or that the REPL command exists; the MATH reward, given the model's
    rendered chat template, checks that `prompt_opens_think` matches it).
@@ -54,6 +55,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from sdpo_ext.startup.attention import attention_problems
 from sdpo_ext.startup.config_values import config_value_problems, target_dataclass
+from sdpo_ext.startup.data_files import data_file_problems
 from sdpo_ext.startup.preflight import data_problems, generation_prompt, gpu_problems, model_problems, visible_gpus
 from sdpo_ext.startup.small_host import TooFewCPUsError, check_cpu_budget
 from sdpo_ext.startup.timeline import mark
@@ -233,6 +235,18 @@ def reward_problems(config: DictConfig | dict) -> list[str]:
     return list(preflight(dict(kwargs), generation_prompt=generation_prompt(config)))
 
 
+def _ttrl_active(config: DictConfig) -> bool:
+    from sdpo_ext.config import run_config  # imports verl (see ttrl_problems)
+
+    settings = run_config(config)
+    return settings is not None and settings.ttrl is not None and settings.ttrl.active
+
+
+def data_content_problems(config: DictConfig) -> list[str]:
+    """`sdpo_ext.startup.data_files.data_file_problems` for this run (extra_info.name is needed with TTRL)."""
+    return data_file_problems(config, _ttrl_active(config))
+
+
 def ttrl_problems(config: DictConfig) -> list[str]:
     """The TTRL names (`sdpo.ttrl.theorem` / `.theorems`) that `TheoremFilterDataset` does not find in the data
     files, with its closest names; nothing to check without TTRL, or while a file is missing (data_problems)."""
@@ -281,6 +295,7 @@ def startup_problems(config: DictConfig) -> list[str]:
         ("Attention", attention_problems),
         ("ModelNotFound", model_problems),
         ("MissingData", data_problems),
+        ("BadData", data_content_problems),
         ("RewardBackend", reward_problems),
         ("TTRLName", ttrl_problems),
         ("ConfigValue", config_value_problems),
