@@ -272,15 +272,23 @@ SWITCH_BACKEND = ("start a Kimina server and set LEAN_SERVER_API_URL and LEAN_SE
                   "with a local REPL: --reward-kwarg backend=repl --reward-kwarg workspace=/path/to/mathlib-ws")
 
 
-def lean_problems(reward_kwargs: dict[str, Any]) -> list[str]:
-    """Why the Lean reward of `reward_kwargs` cannot check proofs here (a bad option, no backend), in seconds."""
+def reward_options_problem(reward_kwargs: dict[str, Any]) -> None:
+    """ValueError naming `--reward-kwarg` when the Lean reward refuses `reward_kwargs` (an unknown key, with the
+    closest ones; a bad value): bad input, checked with the other arguments."""
     from reward.lean.score import resolve_config
 
     try:
-        backend = resolve_config(**reward_kwargs).backend_options
+        resolve_config(**reward_kwargs)
     except ValueError as e:
-        return [f"--reward-kwarg: {e} (python -m reward.lean.cli verify --help lists the options)"]
-    return cli_checks.lean_backend_problems(backend, SWITCH_BACKEND)
+        raise ValueError(f"--reward-kwarg: {e} (python -m reward.lean.cli verify --help lists the options)") from None
+
+
+def lean_problems(reward_kwargs: dict[str, Any]) -> list[str]:
+    """Why the Lean reward of `reward_kwargs` (valid options: `reward_options_problem`) cannot check proofs here (no
+    backend), in seconds."""
+    from reward.lean.score import resolve_config
+
+    return cli_checks.lean_backend_problems(resolve_config(**reward_kwargs).backend_options, SWITCH_BACKEND)
 
 
 def _file_problems(args: argparse.Namespace) -> list[str | None]:
@@ -333,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         reward_kwargs = _reward_kwargs(args.reward_kwarg)
+        reward_options_problem(reward_kwargs)
         names = [n.strip() for n in args.problems.split(",") if n.strip()] if args.problems else None
         problems = load_problems(args.data, names)
         spec = ModelSpec.parse(args.model, args.gguf_file)

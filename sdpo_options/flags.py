@@ -5,7 +5,8 @@ from the fallback; `choices`: the values a flag accepts). `add_flags(parser, own
 `--<prefix>-<field-name>` with the field's type (a bool reads true/false/yes/no/1/0), its default and the help
 `"<doc> (default: <default>)"`. With `unset=True` every flag defaults to None, so a caller can tell "not given" and
 let the dataclass (or its environment variable) decide. `from_flags(owner, args)` builds the dataclass from the
-parsed flags. A nested dataclass is a `block(factory, doc)`: it has its doc but no flag (its own fields are options).
+parsed flags. `unknown_names` words an unknown option name with its closest known ones. A nested dataclass is a
+`block(factory, doc)`: it has its doc but no flag (its own fields are options).
 The verl config dataclasses (`*Config`, built from the recipes' YAML) declare their fields the same way, so every
 config field has its default and its one-line doc in one place.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import typing
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
@@ -61,6 +63,17 @@ def check_types(options: Any, what: str) -> None:
             raise ValueError(f"{what} option {f.name} must be a number, got {value!r}")
         if kind is bool and not isinstance(value, bool):
             raise ValueError(f"{what} option {f.name} must be true or false, got {value!r}")
+
+
+def unknown_names(what: str, unknown: Collection[str], known: Collection[str]) -> str:
+    """`unknown <what> 'x' (did you mean y?)`, one clause per unknown name, each with its closest known names; the
+    whole list of known names only when none is close."""
+    clauses = []
+    for name in sorted(unknown):
+        close = difflib.get_close_matches(name, sorted(known), n=3)
+        clauses.append(f"'{name}'" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+    text = f"unknown {what} {', '.join(clauses)}"
+    return text if "did you mean" in text else f"{text}; known: {', '.join(sorted(known))}"
 
 
 def flag_name(f: dataclasses.Field, prefix: str = "") -> str:

@@ -294,3 +294,13 @@ def test_passk_resume_judges_again_what_infrastructure_left_unjudged(data, fake_
     assert sorted(engine.seen) == [("flaky", 0), ("flaky", 1)] and resumed["infra_samples"] == 0
     assert {p["name"]: (p["judged"], p["valid"]) for p in resumed["problems"]}["flaky"] == (4, 2)
     assert prover_eval.infra_error(resumed, str(log)) is None
+
+
+def test_a_misspelt_reward_kwarg_is_one_error_line_with_the_closest_key_and_exit_2(data, monkeypatch, capsys):
+    monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: pytest.fail("the model was loaded"))
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4",
+                             "--reward-kwarg", "recheck_projet=/ws"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: --reward-kwarg: unknown Lean reward option 'recheck_projet' (did you mean "
+                           "recheck_project")
+    assert "known:" not in line and "backoff_s" not in line
