@@ -37,7 +37,7 @@ from sdpo_eval.engines import Engine, EngineOptions, ModelSpec, SamplingParams, 
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
 from sdpo_eval.math_scoring import compare, format_table, score_table
 from sdpo_eval.sample_log import SampleLog, open_log
-from sdpo_options.flags import add_flags, from_flags
+from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
 from sdpo_options.stop import STOPPED_EXIT, resume_command, stop_signals
 
 CHUNK = 256            # samples per generate() call of an engine without its own batch size (vLLM)
@@ -51,7 +51,7 @@ def sample_seed(base_seed: int, problem_id: str, sample: int) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ClosestNamesParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", action="append", required=True, help="HF id, folder or .gguf file (twice: compare)")
     parser.add_argument("--gguf-file", default=None, help="GGUF file name inside the (single) --model folder")
     parser.add_argument("--input", default=None, help="local problems file (.jsonl/.json/.parquet) instead of the hub")

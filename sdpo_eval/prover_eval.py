@@ -37,7 +37,7 @@ from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
-from sdpo_options.flags import add_flags, from_flags
+from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
 from sdpo_options.stop import STOPPED_EXIT, held_stops, resume_command, stop_signals
 
 MAX_ALL_INFRA_BATCHES = 3  # best-of-k gives up on a problem after this many batches that were entirely infra
@@ -317,7 +317,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI (module docstring); returns the exit code."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ClosestNamesParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     passk = sub.add_parser("passk", help="unbiased pass@k")
     _common(passk)

@@ -38,7 +38,7 @@ from lean_env.backends.probe import backend_problems
 from lean_env.options import OWNERS, BackendOptions
 from reward.lean.score import parse_ground_truth, resolve_config, verify_many
 from reward.lean.verdict_file import ForeignVerdicts, VerdictWriter, previous_verdicts
-from sdpo_options.flags import add_flags, given_flags
+from sdpo_options.flags import ClosestNamesParser, add_flags, given_flags
 from sdpo_options.stop import STOPPED_EXIT, resume_command, stop_signals
 
 BAD_ROW = "bad_row"
@@ -48,7 +48,7 @@ _TEST_DOUBLE_MODULE = "lean_env.testing"
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m reward.lean.cli", description="Lean proof verification")
+    ap = ClosestNamesParser(prog="python -m reward.lean.cli", description="Lean proof verification")
     sub = ap.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verify a JSONL file", epilog="exit codes: 0 all rows checked, "
                        f"{EXIT_BAD_ROWS} bad input rows, {EXIT_INFRA} rows ended as infrastructure failures")
