@@ -15,7 +15,7 @@ when every row got a final verdict, or when there was no earlier output; otherwi
 ended as infrastructure failures, a stop) an earlier output is left as it was, never truncated
 (reward.lean.verdict_file).
 `--resume` keeps the final verdicts of the earlier output and of a stopped run's partial file for unchanged rows and
-checks the rest.
+checks the rest; it refuses (exit 2) an output of which no line is a row of this input: one written for another input.
 Exit code: 0 every row was checked by Lean; 2 bad input (a missing file, a bad option, bad rows: fix them first); 3
 the backend does not answer, or some rows ended as infrastructure failures (server down, crash, timeout: re-run
 them).
