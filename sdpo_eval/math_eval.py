@@ -33,7 +33,7 @@ from lean_env import cli_checks
 from reward.math.grader import Grade, grade
 from reward.math.options import FLAG_PREFIX, MathGradingOptions
 from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
-from sdpo_eval.engines import Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
+from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
 from sdpo_eval.math_scoring import compare, format_table, score_table
 from sdpo_eval.sample_log import SampleLog, open_log
@@ -151,9 +151,10 @@ def template_problem(engine: Engine, grading: MathGradingOptions, problem: MathP
 def evaluate(engine: Engine, label: str, todo: Sequence[tuple[MathProblem, int]], params: SamplingParams,
              num_shots: int, base_seed: int, grading: MathGradingOptions,
              log: SampleLog | None) -> list[dict[str, Any]]:
-    """Generate and grade the (problem, sample index) pairs in `todo`, in `todo`'s order; each sample is logged as
-    soon as it is graded. Generation goes a batch at a time: the transformers engine's `batch_size` (it batches so
-    anyway), else CHUNK (vLLM returns a call's samples together: a stop loses the call in flight, at most CHUNK).
+    """Generate and grade the (problem, sample index) pairs in `todo`; each sample is logged, in `todo`'s order, as
+    soon as it and those before it are graded. Generation goes a batch at a time: the transformers engine's
+    `batch_size` (it batches so anyway), else CHUNK (vLLM returns a call's samples together: a stop loses the call in
+    flight, at most CHUNK).
     A stop (KeyboardInterrupt) while grading waits for the grades in flight and logs them, then goes on up."""
     from tqdm.auto import tqdm
 
@@ -161,7 +162,7 @@ def evaluate(engine: Engine, label: str, todo: Sequence[tuple[MathProblem, int]]
     if not chat:
         params = SamplingParams(**{**params.__dict__, "stop": tuple(params.stop) + RAW_STOP})
     step = getattr(engine, "batch_size", CHUNK)
-    records: dict[int, dict[str, Any]] = {}
+    records: list[dict[str, Any] | None] = []   # in `todo`'s order (None: left out on a stop)
     with ThreadPoolExecutor(GRADING_THREADS) as graders, tqdm(total=len(todo), desc=f"MATH {label}") as bar:
         for start in range(0, len(todo), step):
             chunk = todo[start:start + step]
@@ -170,20 +171,28 @@ def evaluate(engine: Engine, label: str, todo: Sequence[tuple[MathProblem, int]]
             completions = engine.generate(prompts, params, seeds=seeds)
             futures = {graders.submit(grade, c.text, problem.answer, grading): i
                        for i, ((problem, _), c) in enumerate(zip(chunk, completions))}
+            graded: dict[int, dict[str, Any] | None] = {}
             for i, g, stopped in _graded(futures):
-                if stopped and g.infra:
-                    continue   # a grading worker the stop reached: no verdict, so --resume draws it again
-                (problem, j), seed, prompt, c = chunk[i], seeds[i], prompts[i], completions[i]
-                record = {"model": label, "id": problem.id, "subject": problem.subject, "level": problem.level,
-                          "sample": j, "seed": seed, "chat_template": chat, "prompt": prompt, "completion": c.text,
-                          "num_tokens": c.num_tokens, "finish_reason": c.finish_reason, "reference": problem.answer,
-                          "extracted": g.extracted, "key": g.key, "verdict": g.verdict, "correct": g.correct,
-                          "infra": g.infra}
-                if log is not None:
-                    log.write([record])
-                records[start + i] = record
-                bar.update(1)
-    return [records[i] for i in sorted(records)]
+                # a grading worker the stop reached gives no verdict: left out, so --resume draws it again
+                graded[i] = None if stopped and g.infra else _record(label, chunk[i], seeds[i], prompts[i],
+                                                                      completions[i], g, chat)
+                while len(records) - start in graded:   # in `todo`'s order, each as soon as those before it are in
+                    record = graded.pop(len(records) - start)
+                    records.append(record)
+                    if record is not None and log is not None:
+                        log.write([record])
+                    bar.update(1)
+    return [r for r in records if r is not None]
+
+
+def _record(label: str, item: tuple[MathProblem, int], seed: int, prompt: Any, c: Completion, g: Grade,
+            chat: bool) -> dict[str, Any]:
+    """One sample's log line."""
+    problem, j = item
+    return {"model": label, "id": problem.id, "subject": problem.subject, "level": problem.level, "sample": j,
+            "seed": seed, "chat_template": chat, "prompt": prompt, "completion": c.text, "num_tokens": c.num_tokens,
+            "finish_reason": c.finish_reason, "reference": problem.answer, "extracted": g.extracted, "key": g.key,
+            "verdict": g.verdict, "correct": g.correct, "infra": g.infra}
 
 
 def _graded(futures: dict[Future, int]) -> Iterator[tuple[int, Grade, bool]]:
