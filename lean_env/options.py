@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lean_env.rules import HEADER_MAX_HEARTBEATS
-from sdpo_options.flags import block, check_types, option, options_of
+from sdpo_options.flags import block, check_types, option, options_of, unknown_names
 
 BACKENDS = ("kimina", "repl", "repl-ray")
 
@@ -154,7 +154,7 @@ class LeanOptions:
         known = {f.name for _, f in option_fields()}
         unknown = set(kwargs) - known
         if unknown:
-            raise ValueError(f"unknown Lean reward option(s) {sorted(unknown)}; known: {sorted(known)}")
+            raise ValueError(unknown_names("Lean reward option", unknown, known))
         given = {k: v for k, v in kwargs.items() if v is not None}
         parts = {owner: {f.name: given[f.name] for f in dataclasses.fields(owner) if f.name in given}
                  for owner in (BackendOptions, CheckOptions, RecheckOptions)}

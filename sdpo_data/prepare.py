@@ -25,6 +25,7 @@ from sdpo_data.lean_rows import LEAN_DATASETS, screen_records, verl_row
 from sdpo_data.prompts import PROMPT_STYLES
 from sdpo_data.sources import InputError, dataset_card, read_input
 from sdpo_data.statement_defects import statement_defect
+from sdpo_options.flags import ClosestNamesParser
 
 
 def _earlier(out_dir: Path, pattern: str) -> str:
@@ -139,7 +140,7 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI (module docstring); returns the exit code."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ClosestNamesParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     lean = sub.add_parser("lean", help="miniF2F / ProofNet -> verl parquet")
     lean.add_argument("--dataset", required=True, choices=sorted(LEAN_DATASETS),

@@ -14,7 +14,8 @@ is infra and left out of every count), with the `--grading-*` flags of `reward.m
 (`--grading-prompt-opens-think true` when the chat template ends the prompt inside `<think>`). Sample j of a
 problem uses seed `sample_seed(--seed, problem id, j)`, so a problem's samples do not depend on the selection.
 Every argument is checked, the outputs (`--out`, `--log`) are tried for writing and the problems are loaded before any
-model is.
+model is. Each sample is written to `--log` as soon as it is graded; a stop (Ctrl-C, SIGTERM) ends with one line
+giving the exact `--resume` command (exit 130), which then draws only the samples the log lacks.
 """
 from __future__ import annotations
 
@@ -23,22 +24,23 @@ import gc
 import hashlib
 import json
 import sys
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from lean_env import cli_checks
-from reward.math.grader import grade
+from reward.math.grader import Grade, grade
 from reward.math.options import FLAG_PREFIX, MathGradingOptions
 from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
-from sdpo_eval.engines import Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
+from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
 from sdpo_eval.math_scoring import compare, format_table, score_table
 from sdpo_eval.sample_log import SampleLog, open_log
-from sdpo_options.flags import add_flags, from_flags
+from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
+from sdpo_options.stop import STOPPED_EXIT, resume_command, stop_signals
 
-CHUNK = 256            # samples per generate() call; the log gains them as each chunk is graded
+CHUNK = 256            # samples per generate() call of an engine without its own batch size (vLLM)
 GRADING_THREADS = 4    # concurrent gradings (each runs in a `reward.math.grader` worker process)
 
 
@@ -49,7 +51,7 @@ def sample_seed(base_seed: int, problem_id: str, sample: int) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ClosestNamesParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", action="append", required=True, help="HF id, folder or .gguf file (twice: compare)")
     parser.add_argument("--gguf-file", default=None, help="GGUF file name inside the (single) --model folder")
     parser.add_argument("--input", default=None, help="local problems file (.jsonl/.json/.parquet) instead of the hub")
@@ -149,32 +151,67 @@ def template_problem(engine: Engine, grading: MathGradingOptions, problem: MathP
 def evaluate(engine: Engine, label: str, todo: Sequence[tuple[MathProblem, int]], params: SamplingParams,
              num_shots: int, base_seed: int, grading: MathGradingOptions,
              log: SampleLog | None) -> list[dict[str, Any]]:
-    """Generate and grade the (problem, sample index) pairs in `todo`; each chunk is logged once graded."""
+    """Generate and grade the (problem, sample index) pairs in `todo`; each sample is logged, in `todo`'s order, as
+    soon as it and those before it are graded. Generation goes a batch at a time: the transformers engine's
+    `batch_size` (it batches so anyway), else CHUNK (vLLM returns a call's samples together: a stop loses the call in
+    flight, at most CHUNK).
+    A stop (KeyboardInterrupt) while grading waits for the grades in flight and logs them, then goes on up."""
     from tqdm.auto import tqdm
 
     chat = engine.has_chat_template
     if not chat:
         params = SamplingParams(**{**params.__dict__, "stop": tuple(params.stop) + RAW_STOP})
-    records = []
+    step = getattr(engine, "batch_size", CHUNK)
+    records: list[dict[str, Any] | None] = []   # in `todo`'s order (None: left out on a stop)
     with ThreadPoolExecutor(GRADING_THREADS) as graders, tqdm(total=len(todo), desc=f"MATH {label}") as bar:
-        for start in range(0, len(todo), CHUNK):
-            chunk = todo[start:start + CHUNK]
+        for start in range(0, len(todo), step):
+            chunk = todo[start:start + step]
             prompts = [math_prompt(problem.problem, chat=chat, num_shots=num_shots) for problem, _ in chunk]
             seeds = [sample_seed(base_seed, problem.id, j) for problem, j in chunk]
             completions = engine.generate(prompts, params, seeds=seeds)
-            grades = graders.map(lambda pc: grade(pc[1].text, pc[0][0].answer, grading),
-                                 zip(chunk, completions))
-            batch = [{"model": label, "id": problem.id, "subject": problem.subject, "level": problem.level,
-                      "sample": j, "seed": seed, "chat_template": chat, "prompt": prompt, "completion": c.text,
-                      "num_tokens": c.num_tokens, "finish_reason": c.finish_reason, "reference": problem.answer,
-                      "extracted": g.extracted, "key": g.key, "verdict": g.verdict, "correct": g.correct,
-                      "infra": g.infra}
-                     for (problem, j), seed, prompt, c, g in zip(chunk, seeds, prompts, completions, grades)]
-            if log is not None:
-                log.write(batch)
-            records += batch
-            bar.update(len(chunk))
-    return records
+            futures = {graders.submit(grade, c.text, problem.answer, grading): i
+                       for i, ((problem, _), c) in enumerate(zip(chunk, completions))}
+            graded: dict[int, dict[str, Any] | None] = {}
+            for i, g, stopped in _graded(futures):
+                # a grading worker the stop reached gives no verdict: left out, so --resume draws it again
+                graded[i] = None if stopped and g.infra else _record(label, chunk[i], seeds[i], prompts[i],
+                                                                      completions[i], g, chat)
+                while len(records) - start in graded:   # in `todo`'s order, each as soon as those before it are in
+                    record = graded.pop(len(records) - start)
+                    records.append(record)
+                    if record is not None and log is not None:
+                        log.write([record])
+                    bar.update(1)
+    return [r for r in records if r is not None]
+
+
+def _record(label: str, item: tuple[MathProblem, int], seed: int, prompt: Any, c: Completion, g: Grade,
+            chat: bool) -> dict[str, Any]:
+    """One sample's log line."""
+    problem, j = item
+    return {"model": label, "id": problem.id, "subject": problem.subject, "level": problem.level, "sample": j,
+            "seed": seed, "chat_template": chat, "prompt": prompt, "completion": c.text, "num_tokens": c.num_tokens,
+            "finish_reason": c.finish_reason, "reference": problem.answer, "extracted": g.extracted, "key": g.key,
+            "verdict": g.verdict, "correct": g.correct, "infra": g.infra}
+
+
+def _graded(futures: dict[Future, int]) -> Iterator[tuple[int, Grade, bool]]:
+    """(index, grade, stopped since) for each future as it completes. A first KeyboardInterrupt while waiting is held
+    until every grade in flight is in (each is bounded by the grader's time limit), then raised; a second one
+    stops the wait."""
+    stop: KeyboardInterrupt | None = None
+    pending = set(futures)
+    while pending:
+        try:
+            for future in as_completed(pending):
+                pending.discard(future)
+                yield futures[future], future.result(), stop is not None
+        except KeyboardInterrupt as e:
+            if stop is not None:
+                raise
+            stop = e
+    if stop is not None:
+        raise stop
 
 
 def _free(engine: Engine) -> None:
@@ -197,8 +234,49 @@ def _summary(args, ks, tables, comparison, per_model) -> dict[str, Any]:
     return {"config": {**config, "k": list(ks)}, "accuracy": tables, "comparison": comparison, "samples": problems}
 
 
+def _evaluate_models(args: argparse.Namespace, specs: Sequence[ModelSpec], labels: Sequence[str],
+                     problems: Sequence[MathProblem], done: dict, log: SampleLog | None) -> dict[str, list] | int:
+    """label -> that model's records (those logged before, then the new ones), or the exit code of a model that
+    cannot be used."""
+    params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
+                            seed=args.seed)
+    per_model: dict[str, list[dict[str, Any]]] = {}
+    for label, spec in zip(labels, specs):
+        kept = [r for key, r in done.items() if key[0] == label]
+        todo = [(p, j) for p in problems for j in range(args.n) if (label, p.id, j) not in done]
+        print(f"{label}: {len(problems)} problems x {args.n} samples, {len(kept)} already logged", file=sys.stderr)
+        new = []
+        if todo:
+            try:
+                engine = load_engine(spec, from_flags(EngineOptions, args))
+            except (OSError, ValueError) as e:   # transformers/vLLM: no such model, folder or file
+                why = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+                print(f"error: --model {spec.path}: cannot be loaded ({why}) (a local folder, a .gguf file, or a "
+                      "hub id that is cached or reachable)", file=sys.stderr)
+                return 2
+            grading = from_flags(MathGradingOptions, args, prefix=FLAG_PREFIX)
+            problem = template_problem(engine, grading, problems[0])
+            if problem:
+                print(f"error: --model {spec.path}: {problem}", file=sys.stderr)
+                return 2
+            new = evaluate(engine, label, todo, params, args.num_shots, args.seed, grading, log)
+            _free(engine)
+        per_model[label] = kept + new
+    return per_model
+
+
+def stopped_line(log: SampleLog | None, path: Path | None, kept: int, total: int, argv: Sequence[str]) -> str:
+    """The one line a stopped run ends with: what is kept and the exact command that continues."""
+    if log is None:
+        return ("interrupted: this run had no --log, so its samples are not kept (pass --log FILE: each sample is "
+                "written as it is graded, and the same command with --resume continues)")
+    return (f"interrupted: {kept + log.written} of {total} samples are in {path}; continue with: "
+            f"{resume_command('sdpo_eval.math_eval', argv)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """The CLI (module docstring); returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
     parser = _parser()
     args = parser.parse_args(argv)
     ks = _check(parser, args)
@@ -213,34 +291,18 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, FileExistsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
-                            seed=args.seed)
-    per_model: dict[str, list[dict[str, Any]]] = {}
     try:
-        for label, spec in zip(labels, specs):
-            kept = [r for key, r in done.items() if key[0] == label]
-            todo = [(p, j) for p in problems for j in range(args.n) if (label, p.id, j) not in done]
-            print(f"{label}: {len(problems)} problems x {args.n} samples, {len(kept)} already logged", file=sys.stderr)
-            new = []
-            if todo:
-                try:
-                    engine = load_engine(spec, from_flags(EngineOptions, args))
-                except (OSError, ValueError) as e:   # transformers/vLLM: no such model, folder or file
-                    why = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-                    print(f"error: --model {spec.path}: cannot be loaded ({why}) (a local folder, a .gguf file, or a "
-                          "hub id that is cached or reachable)", file=sys.stderr)
-                    return 2
-                grading = from_flags(MathGradingOptions, args, prefix=FLAG_PREFIX)
-                problem = template_problem(engine, grading, problems[0])
-                if problem:
-                    print(f"error: --model {spec.path}: {problem}", file=sys.stderr)
-                    return 2
-                new = evaluate(engine, label, todo, params, args.num_shots, args.seed, grading, log)
-                _free(engine)
-            per_model[label] = kept + new
+        with stop_signals():
+            per_model = _evaluate_models(args, specs, labels, problems, done, log)
+    except KeyboardInterrupt:
+        print(f"\n{stopped_line(log, args.log, len(done), len(labels) * len(problems) * args.n, argv)}",
+              file=sys.stderr)
+        return STOPPED_EXIT
     finally:
         if log is not None:
             log.close()
+    if isinstance(per_model, int):
+        return per_model
     tables = {label: score_table(records, ks) for label, records in per_model.items()}
     comparison = compare(*per_model.values()) if len(per_model) == 2 else None
     print(format_table(tables, comparison, ks))

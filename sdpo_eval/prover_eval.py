@@ -13,7 +13,8 @@ out of process against the reference statement before it counts (`sdpo_eval.repo
 `--reward-kwarg recheck_project=DIR`, `recheck_tool=comparator|safeverify`, `recheck_command=...`): a rejected one is
 a cheat (judged, not valid), one without a verdict is unverified (left out like infra, exit 1); `--no-recheck` skips
 it and the report says so. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each
-chunk of problems as it is verified; `--resume` with the same `--attempt-log` and `--seed` continues a stopped run.
+sample as it is judged; a stop (Ctrl-C, SIGTERM) waits for the Lean checks in flight, then ends with one line giving
+the exact `--resume` command (exit 130): with the same `--attempt-log` and `--seed` it draws only what the log lacks.
 The best-of-k of the discovery figures is `python -m sdpo_eval.discovery sample` (`sdpo_eval.discovery.sampler`).
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ import sys
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
@@ -33,7 +34,8 @@ from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_attempts.valid import valid_record
 from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
-from sdpo_options.flags import add_flags, from_flags
+from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
+from sdpo_options.stop import STOPPED_EXIT, held_stops, resume_command, stop_signals
 
 
 def load_problems(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -68,16 +70,21 @@ class Verifier:
         from lean_env.backends import factory
 
         self._reward, self._backends = lean_reward, factory
-        self._kwargs, self._loop = reward_kwargs, asyncio.new_event_loop()
+        self._kwargs, self.loop = reward_kwargs, asyncio.new_event_loop()
 
-    def __call__(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Items {solution_str, ground_truth, finish_reason} -> reward dicts, in order."""
-        return self._loop.run_until_complete(self._reward.verify_many(items, **self._kwargs))
+    def __call__(self, items: list[dict[str, Any]],
+                 on_result: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+        """Items {solution_str, ground_truth, finish_reason} -> reward dicts, in order; `on_result(index, result)` as
+        each is judged. A stop signal meanwhile is held until every check in flight is in, then raised
+        (KeyboardInterrupt): `on_result` has seen each verdict by then (`sdpo_options.stop.held_stops`)."""
+        with held_stops(self.loop):
+            return self.loop.run_until_complete(self._reward.verify_many(items, on_result=on_result,
+                                                                          **self._kwargs))
 
     def close(self) -> None:
         """Close the Lean backends and the event loop."""
-        self._loop.run_until_complete(self._backends.aclose_backends())
-        self._loop.close()
+        self.loop.run_until_complete(self._backends.aclose_backends())
+        self.loop.close()
 
 
 def _items(problem: dict[str, Any], completions: Sequence[Completion]) -> list[dict[str, Any]]:
@@ -85,7 +92,7 @@ def _items(problem: dict[str, Any], completions: Sequence[Completion]) -> list[d
             for c in completions]
 
 
-PASSK_CHUNK = 16  # problems sampled, verified and logged together: what a stopped run loses at most
+PASSK_CHUNK = 16  # problems sampled together by an engine without its own batch size (vLLM)
 
 
 def _logged_samples(path: str | None, seed: int) -> dict[tuple[str, str], dict[str, Any]]:
@@ -103,11 +110,12 @@ def pass_at_k_report(
     reward_kwargs: dict[str, Any], attempt_log: str | None = None, resume: bool = False, *,
     recheck: ReportRecheck | None,
 ) -> dict[str, Any]:
-    """Sample n per problem, verify, and compute unbiased pass@k over the judged (non-infra) samples. Problems go
-    PASSK_CHUNK at a time (sampled, verified, logged); with `resume`, samples the attempt log already holds (same
-    base seed, same sample seed) are read from it, not drawn again. Every valid sample is then re-checked out of
-    process with `recheck` before it counts (`sdpo_eval.report_recheck`; None: not re-checked, and the report's
-    `recheck` block says so)."""
+    """Sample n per problem, verify, and compute unbiased pass@k over the judged (non-infra) samples. Samples are
+    drawn a batch at a time (the transformers engine's batch_size, else PASSK_CHUNK problems), and each is logged as
+    soon as it is judged; a stop waits for the checks in flight. With `resume`, samples the attempt log already
+    holds (same base seed, same sample seed) are read from it, not drawn again. Every valid sample is then
+    re-checked out of process with `recheck` before it counts (`sdpo_eval.report_recheck`; None: not re-checked, and
+    the report's `recheck` block says so)."""
     bad = [k for k in ks if not 1 <= k <= n]
     if bad:
         raise ValueError(f"every k must be in 1..n={n}, got {bad}")
@@ -117,26 +125,27 @@ def pass_at_k_report(
     for (name, _), record in logged.items():
         if name in verdicts:
             verdicts[name].append(record)
+    todo = [(p, params.seed + j) for p in problems for j in range(n)
+            if (p["name"], f"seed={params.seed + j}") not in logged]
+    step = getattr(engine, "batch_size", PASSK_CHUNK * n)   # the transformers engine batches so anyway
     verifier = Verifier(reward_kwargs)
     try:
-        for start in range(0, len(problems), PASSK_CHUNK):
-            part = problems[start:start + PASSK_CHUNK]
-            todo = [(p, params.seed + j) for p in part for j in range(n)
-                    if (p["name"], f"seed={params.seed + j}") not in logged]
-            if not todo:
-                continue
-            completions = engine.generate([p["prompt"] for p, _ in todo], params, seeds=[s for _, s in todo])
-            results = verifier([it for (p, _), c in zip(todo, completions) for it in _items(p, [c])])
-            for problem in part:
-                mine = [i for i, (p, _) in enumerate(todo) if p is problem]
-                verdicts[problem["name"]] += [dict(results[i], sample_key=f"seed={todo[i][1]}",
-                                                   proof=completions[i].text if valid_record(results[i]) else None)
-                                              for i in mine]
-                if log is not None and mine:
-                    log.record(1, attempt_samples(problem["name"], [completions[i] for i in mine],
-                                               [results[i] for i in mine], [todo[i][1] for i in mine]))
+        for start in range(0, len(todo), step):
+            part = todo[start:start + step]
+            completions = engine.generate([p["prompt"] for p, _ in part], params, seeds=[s for _, s in part])
+
+            def judged(i: int, result: dict[str, Any], part=part, completions=completions) -> None:
+                (problem, seed), completion = part[i], completions[i]
+                verdicts[problem["name"]].append(dict(result, sample_key=f"seed={seed}", proof=completion.text
+                                                      if valid_record(result) else None))
+                if log is not None:
+                    log.record(1, attempt_samples(problem["name"], [completion], [result], [seed]))
+
+            verifier([it for (p, _), c in zip(part, completions) for it in _items(p, [c])], on_result=judged)
     finally:
         verifier.close()
+    for records in verdicts.values():   # judged in completion order; reported in seed order
+        records.sort(key=lambda r: int(r["sample_key"].removeprefix("seed=")))
     checked = recheck_samples(problems, verdicts, recheck)
     per_problem = []
     for problem in problems:
@@ -201,15 +210,23 @@ SWITCH_BACKEND = ("start a Kimina server and set LEAN_SERVER_API_URL and LEAN_SE
                   "with a local REPL: --reward-kwarg backend=repl --reward-kwarg workspace=/path/to/mathlib-ws")
 
 
-def lean_problems(reward_kwargs: dict[str, Any]) -> list[str]:
-    """Why the Lean reward of `reward_kwargs` cannot check proofs here (a bad option, no backend), in seconds."""
+def reward_options_problem(reward_kwargs: dict[str, Any]) -> None:
+    """ValueError naming `--reward-kwarg` when the Lean reward refuses `reward_kwargs` (an unknown key, with the
+    closest ones; a bad value): bad input, checked with the other arguments."""
     from reward.lean.score import resolve_config
 
     try:
-        backend = resolve_config(**reward_kwargs).backend_options
+        resolve_config(**reward_kwargs)
     except ValueError as e:
-        return [f"--reward-kwarg: {e} (python -m reward.lean.cli verify --help lists the options)"]
-    return cli_checks.lean_backend_problems(backend, SWITCH_BACKEND)
+        raise ValueError(f"--reward-kwarg: {e} (python -m reward.lean.cli verify --help lists the options)") from None
+
+
+def lean_problems(reward_kwargs: dict[str, Any]) -> list[str]:
+    """Why the Lean reward of `reward_kwargs` (valid options: `reward_options_problem`) cannot check proofs here (no
+    backend), in seconds."""
+    from reward.lean.score import resolve_config
+
+    return cli_checks.lean_backend_problems(resolve_config(**reward_kwargs).backend_options, SWITCH_BACKEND)
 
 
 def _file_problems(args: argparse.Namespace) -> list[str | None]:
@@ -238,7 +255,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI (module docstring); returns the exit code."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ClosestNamesParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     passk = sub.add_parser("passk", help="unbiased pass@k")
     _common(passk)
@@ -249,11 +266,13 @@ def main(argv: list[str] | None = None) -> int:
     passk.add_argument("--no-recheck", action="store_true",
                        help="count valid samples without the out-of-process re-check (its settings: --reward-kwarg "
                             "recheck_project=DIR etc.); the report says it is not re-checked")
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     if cli_checks.report(_file_problems(args)):
         return 2
     try:
         reward_kwargs = _reward_kwargs(args.reward_kwarg)
+        reward_options_problem(reward_kwargs)
         names = [n.strip() for n in args.problems.split(",") if n.strip()] if args.problems else None
         problems = load_problems(args.data, names)
         spec = ModelSpec.parse(args.model, args.gguf_file)
@@ -273,16 +292,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
                             seed=args.seed)
-    engine = load_engine(spec, engine_options)
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume,
-                             recheck=recheck)
-    report = {"config": config, **passk}
-    for k, row in report["pass_at_k"].items():
-        value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"
-        print(f"pass@{k}: {value} over {row['problems']} problems")
-    print(f"infra samples (excluded): {report['infra_samples']} / {report['samples']}")
-    print(summary_line(report["recheck"]))
+    try:
+        with stop_signals():
+            report = _sample(args, problems, load_engine(spec, engine_options), params, ks, reward_kwargs, recheck)
+    except KeyboardInterrupt:
+        print(f"\n{stopped_line(args.attempt_log, argv)}", file=sys.stderr)
+        return STOPPED_EXIT
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
@@ -293,6 +308,30 @@ def main(argv: list[str] | None = None) -> int:
     if unjudged:
         print(unjudged, file=sys.stderr)
     return 1 if failed or unjudged else 0
+
+
+def _sample(args: argparse.Namespace, problems: list[dict[str, Any]], engine: Engine, params: SamplingParams,
+            ks: Sequence[int], reward_kwargs: dict[str, Any], recheck: ReportRecheck | None) -> dict[str, Any]:
+    """Run pass@k and print its results; -> the JSON report."""
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    passk = pass_at_k_report(problems, engine, params, args.n, ks, reward_kwargs, args.attempt_log, args.resume,
+                             recheck=recheck)
+    report = {"config": config, **passk}
+    for k, row in report["pass_at_k"].items():
+        value = "n/a" if row["pass_at_k"] is None else f"{row['pass_at_k']:.4f}"
+        print(f"pass@{k}: {value} over {row['problems']} problems")
+    print(f"infra samples (excluded): {report['infra_samples']} / {report['samples']}")
+    print(summary_line(report["recheck"]))
+    return report
+
+
+def stopped_line(attempt_log: str | None, argv: Sequence[str]) -> str:
+    """The one line a stopped run ends with: where its judged samples are and the exact command that continues."""
+    if not attempt_log:
+        return ("interrupted: this run had no --attempt-log, so its samples are not kept (pass --attempt-log FILE: "
+                "each sample is written as it is judged, and the same command with --resume continues)")
+    return (f"interrupted: the judged samples are in {attempt_log}; continue with: "
+            f"{resume_command('sdpo_eval.prover_eval', argv)}")
 
 
 def infra_error(report: dict[str, Any], attempt_log: str | None) -> str | None:

@@ -21,15 +21,16 @@ def sample_key(record: dict[str, Any]) -> SampleKey:
 
 
 class SampleLog:
-    """Appends records (one JSON line each, flushed per `write`)."""
+    """Appends records (one JSON line each, flushed per `write`); `written` counts them."""
 
     def __init__(self, handle: TextIO):
-        self._handle = handle
+        self._handle, self.written = handle, 0
 
     def write(self, records: list[dict[str, Any]]) -> None:
         """Append `records` and flush."""
         self._handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
         self._handle.flush()
+        self.written += len(records)
 
     def close(self) -> None:
         """Close the file."""

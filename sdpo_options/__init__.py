@@ -8,6 +8,9 @@ through it, so every package above may import it and it imports none of them. ve
 (`sdpo_ext.config`, `sdpo_ext.teacher.reprompt`) declare their fields with it too (`option`, and `block` for a nested
 dataclass), without flags: one documentation style for every config field (tests/sdpo_options/test_config_idiom.py).
 
+`stop`: one path for Ctrl-C and a scheduler's SIGTERM (`stop_signals`), and the exact `--resume` command a stopped
+evaluation ends with (`resume_command`), so every tool that generates keeps what it made and says how to go on.
+
 Naming rule: a dataclass that verl builds from the recipes' Hydra config (a block of the YAML, read through
 `_target_` or `omega_conf_to_dataclass`) is a `*Config`; a dataclass of our own settings, given as keyword arguments
 (verl's `reward_kwargs` included) or as command-line flags, is a `*Options`.

@@ -5,7 +5,9 @@ from the fallback; `choices`: the values a flag accepts). `add_flags(parser, own
 `--<prefix>-<field-name>` with the field's type (a bool reads true/false/yes/no/1/0), its default and the help
 `"<doc> (default: <default>)"`. With `unset=True` every flag defaults to None, so a caller can tell "not given" and
 let the dataclass (or its environment variable) decide. `from_flags(owner, args)` builds the dataclass from the
-parsed flags. A nested dataclass is a `block(factory, doc)`: it has its doc but no flag (its own fields are options).
+parsed flags. `unknown_names` words an unknown option name with its closest known ones;
+`ClosestNamesParser` does the same for a CLI's misspelt subcommand, choice or flag. A nested dataclass is a
+`block(factory, doc)`: it has its doc but no flag (its own fields are options).
 The verl config dataclasses (`*Config`, built from the recipes' YAML) declare their fields the same way, so every
 config field has its default and its one-line doc in one place.
 
@@ -15,9 +17,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
+import re
 import typing
 from collections.abc import Callable, Collection, Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 
 def option(default: Any, doc: str, *, env: str | None = None, fallback: Any = None,
@@ -61,6 +65,57 @@ def check_types(options: Any, what: str) -> None:
             raise ValueError(f"{what} option {f.name} must be a number, got {value!r}")
         if kind is bool and not isinstance(value, bool):
             raise ValueError(f"{what} option {f.name} must be true or false, got {value!r}")
+
+
+def unknown_names(what: str, unknown: Collection[str], known: Collection[str]) -> str:
+    """`unknown <what> 'x' (did you mean y?)`, one clause per unknown name, each with its closest known names; the
+    whole list of known names only when none is close."""
+    clauses = []
+    for name in sorted(unknown):
+        close = difflib.get_close_matches(name, sorted(known), n=3)
+        clauses.append(f"'{name}'" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+    text = f"unknown {what} {', '.join(clauses)}"
+    return text if "did you mean" in text else f"{text}; known: {', '.join(sorted(known))}"
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)")
+_UNRECOGNIZED = re.compile(r"unrecognized arguments: (?P<args>.*)")
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every flag of `parser` and of its subcommands."""
+    names = []
+    for action in parser._actions:
+        names += [s for s in action.option_strings if s.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                names += _option_strings(sub)
+    return sorted(set(names))
+
+
+def closest_hint(parser: argparse.ArgumentParser, message: str) -> str:
+    """` (did you mean ...?)` for argparse's error `message` about a misspelt choice or subcommand, or about unknown
+    flags (the closest of `parser`'s flags); empty when none is close."""
+    choice, unknown = _INVALID_CHOICE.search(message), _UNRECOGNIZED.search(message)
+    if choice:
+        options = re.findall(r"'([^']*)'", choice["choices"])
+        close = difflib.get_close_matches(choice["given"], options, n=3)
+    elif unknown:
+        flags = _option_strings(parser)
+        close = [m for arg in unknown["args"].split() if arg.startswith("--")
+                 for m in difflib.get_close_matches(arg.partition("=")[0], flags, n=1)]
+    else:
+        close = []
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
+class ClosestNamesParser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors name the closest subcommand, choice or flag to a misspelt one (argparse
+    before Python 3.14 lists every choice, and no flag); its subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error (exit 2), with `closest_hint`."""
+        super().error(message + closest_hint(self, message))
 
 
 def flag_name(f: dataclasses.Field, prefix: str = "") -> str:

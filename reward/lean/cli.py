@@ -9,12 +9,13 @@ plus `line` (its 1-based line number) and score/verdict/feedback/infra/lean_time
 (not UTF-8 unless `--replace-bad-bytes`, not JSON, not an object, a missing or non-string field, a malformed ground
 truth) is never sent to Lean: it gets verdict `bad_row`, infra 1 and an `error` saying what is wrong. Prints a
 progress bar, a verdict table, and a banner when the backend is a test double instead of Lean.
-Verdicts are written as they arrive, to `<out>.partial`, so Ctrl-C keeps them (exit 130). They replace the output
+Verdicts are written as they arrive, to `<out>.partial`, so a stop (Ctrl-C, SIGTERM) keeps them and ends with one line
+giving the exact `--resume` command (exit 130). They replace the output
 when every row got a final verdict, or when there was no earlier output; otherwise (the backend does not answer, rows
 ended as infrastructure failures, a stop) an earlier output is left as it was, never truncated
 (reward.lean.verdict_file).
 `--resume` keeps the final verdicts of the earlier output and of a stopped run's partial file for unchanged rows and
-checks the rest.
+checks the rest; it refuses (exit 2) an output of which no line is a row of this input: one written for another input.
 Exit code: 0 every row was checked by Lean; 2 bad input (a missing file, a bad option, bad rows: fix them first); 3
 the backend does not answer, or some rows ended as infrastructure failures (server down, crash, timeout: re-run
 them).
@@ -36,17 +37,18 @@ from lean_env.backends.factory import aclose_backends, get_backend
 from lean_env.backends.probe import backend_problems
 from lean_env.options import OWNERS, BackendOptions
 from reward.lean.score import parse_ground_truth, resolve_config, verify_many
-from reward.lean.verdict_file import VerdictWriter, previous_verdicts
-from sdpo_options.flags import add_flags, given_flags
+from reward.lean.verdict_file import ForeignVerdicts, VerdictWriter, previous_verdicts
+from sdpo_options.flags import ClosestNamesParser, add_flags, given_flags
+from sdpo_options.stop import STOPPED_EXIT, resume_command, stop_signals
 
 BAD_ROW = "bad_row"
 REPLACE_FLAG = "--replace-bad-bytes"
-EXIT_BAD_ROWS, EXIT_INFRA, EXIT_INTERRUPTED = 2, 3, 130
+EXIT_BAD_ROWS, EXIT_INFRA, EXIT_INTERRUPTED = 2, 3, STOPPED_EXIT
 _TEST_DOUBLE_MODULE = "lean_env.testing"
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m reward.lean.cli", description="Lean proof verification")
+    ap = ClosestNamesParser(prog="python -m reward.lean.cli", description="Lean proof verification")
     sub = ap.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verify a JSONL file", epilog="exit codes: 0 all rows checked, "
                        f"{EXIT_BAD_ROWS} bad input rows, {EXIT_INFRA} rows ended as infrastructure failures")
@@ -173,8 +175,9 @@ def _save(writer: VerdictWriter, complete: bool) -> tuple[list[dict[str, Any]], 
     return writer.keep_aside(), f"{writer.partial} ({writer.path}, from an earlier run, is unchanged)"
 
 
-def verify_file(args: argparse.Namespace) -> int:
-    """Verify `args.input` into `args.out`; the exit code of the module docstring."""
+def verify_file(args: argparse.Namespace, argv: list[str]) -> int:
+    """Verify `args.input` into `args.out` (`argv`: the command line, for the `--resume` command a stop names); the
+    exit code of the module docstring."""
     config = given_flags(OWNERS, args)
     try:
         resolve_config(**config)   # a bad option fails before anything runs
@@ -192,7 +195,12 @@ def verify_file(args: argparse.Namespace) -> int:
     if not rows:
         print(f"{args.input}: no rows to verify (the file is empty)", file=sys.stderr)
         return EXIT_BAD_ROWS
-    kept = previous_verdicts(out_path, rows, BAD_ROW) if args.resume else {}
+    try:
+        kept = previous_verdicts(out_path, rows, BAD_ROW) if args.resume else {}
+    except ForeignVerdicts as e:
+        print(f"error: {e} (to check every row anew into it, run the same command without --resume; to keep it, "
+              "choose another --out)", file=sys.stderr)
+        return EXIT_BAD_ROWS
     writer = VerdictWriter(out_path, rows)
     for number, result in kept.items():
         writer.add(number, result)
@@ -204,16 +212,17 @@ def verify_file(args: argparse.Namespace) -> int:
     if kept:
         print(f"--resume: {len(kept)} verdicts kept from {out_path}, {len(todo)} rows to check", file=sys.stderr)
     try:
-        double = asyncio.run(_verify([row for _, row in todo], config,
-                                     lambda i, result: writer.add(todo[i][0], result))) if todo else None
+        with stop_signals():
+            double = asyncio.run(_verify([row for _, row in todo], config,
+                                         lambda i, result: writer.add(todo[i][0], result))) if todo else None
     except BackendUnavailable as e:
         writer.discard()
         print(f"error: {e}", file=sys.stderr)
         return EXIT_INFRA
     except KeyboardInterrupt:
         results, where = _save(writer, complete=False)
-        print(f"\ninterrupted: {len(results)} of {len(rows)} rows have verdicts in {where}; the same command with "
-              "--resume checks the rest", file=sys.stderr)
+        print(f"\ninterrupted: {len(results)} of {len(rows)} rows have verdicts in {where}; continue with: "
+              f"{resume_command('reward.lean.cli', argv)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     complete = len(writer.results) == len(rows) and not any(
         r["infra"] and r["verdict"] != BAD_ROW for r in writer.results.values())
@@ -228,7 +237,8 @@ def verify_file(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI (module docstring); returns the exit code."""
-    return verify_file(_parser().parse_args(argv))
+    argv = sys.argv[1:] if argv is None else argv
+    return verify_file(_parser().parse_args(argv), argv)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ partial file and the output as it was; `discard()` removes the partial file. So 
 not answer, a crash, a kill) never truncates or deletes earlier verdicts. On `--resume` a line of the earlier output,
 or of the partial file a stopped run left (which wins), is kept when its input row is the one now at line `n` and its
 verdict is final: infrastructure failures (`infra` 1 and not a bad row) are checked again, as the exit code 3 asks.
+Earlier verdicts of which not one line matches its row of the current input belong to another input: `--resume`
+refuses them (ForeignVerdicts) rather than rewriting the file with nothing kept.
 """
 from __future__ import annotations
 
@@ -28,13 +30,17 @@ def partial_path(path: str) -> str:
     return f"{path}.partial"
 
 
+class ForeignVerdicts(ValueError):
+    """`--resume` on a verdicts file written for another input: not one of its lines matches the current input."""
+
+
 def previous_verdicts(path: str, rows: list[Row], bad_row: str) -> dict[int, dict[str, Any]]:
     """line number -> result, for the earlier verdicts of `path` and its partial file that still hold for `rows`
-    (module docstring)."""
+    (module docstring); ForeignVerdicts when there are earlier lines and none of them matches its row."""
     current = {number: _base(row) for number, row, _ in rows}
-    kept = {}
+    kept, matched = {}, 0
     lines = [text for name in (path, partial_path(path)) if Path(name).is_file()
-             for text in Path(name).read_text(encoding="utf-8").splitlines()]
+             for text in Path(name).read_text(encoding="utf-8").splitlines() if text.strip()]
     for text in lines:
         try:
             line = json.loads(text)
@@ -43,10 +49,14 @@ def previous_verdicts(path: str, rows: list[Row], bad_row: str) -> dict[int, dic
         base = current.get(line.get("line")) if isinstance(line, dict) else None
         if base is None or any(line.get(k) != v for k, v in base.items()):
             continue
+        matched += 1
         result = {k: v for k, v in line.items() if k not in base and k != "line"}
         if result.get("infra") and result.get("verdict") != bad_row:
             continue
         kept[line["line"]] = result
+    if lines and not matched:
+        raise ForeignVerdicts(f"--resume: {path} holds no verdict of this input (none of its {len(lines)} lines is "
+                              "a row of it at the same line): it was written for another input")
     return kept
 
 

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 
 
 def serve() -> None:
     """The request loop over stdin/stdout until stdin closes."""
+    # Ctrl-C in a terminal reaches the whole process group: the caller decides (its grades in flight still come back)
+    # and ends the worker by closing stdin or killing it; a KeyboardInterrupt here would print a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns that its own (SIGALRM) limit is off
     protocol, sys.stdout = sys.stdout, sys.stderr  # a library's print() must not corrupt the reply lines
     from reward.math.canonical import canonical

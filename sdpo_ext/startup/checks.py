@@ -17,7 +17,8 @@
      divergence, so the first update would fail on a missing key.
 3. The CPU budget of a small host (`sdpo_ext.startup.small_host.check_cpu_budget`).
 4. The attention implementation (`sdpo_ext.startup.attention`): known to transformers, its package importable here.
-5. The machine (`sdpo_ext.startup.preflight`): GPUs, data files (with the command that makes them), the model; and the
+5. The machine (`sdpo_ext.startup.preflight`): GPUs, data files (with the command that makes them; what they hold:
+   `sdpo_ext.startup.data_files`, a parquet with verl's columns and rows), the model; and the
    reward function's own `preflight(reward_kwargs) -> list[str]` when its module defines one (the Lean reward asks
    its backend: a Kimina server's /health, or that the REPL command exists; the MATH reward, given the model's
    rendered chat template, checks that `prompt_opens_think` matches it).
@@ -42,6 +43,7 @@ import dataclasses
 import difflib
 import inspect
 import io
+import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import redirect_stderr, redirect_stdout
 from functools import lru_cache
@@ -54,6 +56,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from sdpo_ext.startup.attention import attention_problems
 from sdpo_ext.startup.config_values import config_value_problems, target_dataclass
+from sdpo_ext.startup.data_files import data_file_problems
 from sdpo_ext.startup.preflight import data_problems, generation_prompt, gpu_problems, model_problems, visible_gpus
 from sdpo_ext.startup.small_host import TooFewCPUsError, check_cpu_budget
 from sdpo_ext.startup.timeline import mark
@@ -139,23 +142,38 @@ def unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:
     return problems
 
 
-def _dataclass_fields(target: Any) -> list[str] | None:
-    """The fields of the dataclass a `_target_` names (None: not an importable dataclass)."""
-    cls = target_dataclass(str(target))
-    return [f.name for f in dataclasses.fields(cls)] if cls is not None else None
+def _typed_unknown_keys(path: str, node: dict, cls: type) -> list[tuple[str, list[str]]]:
+    """[(dotted key, close matches)] for the keys of `node` (read as dataclass `cls`) and of its nested blocks (a field
+    whose type is a dataclass, e.g. RunConfig.ttrl -> TTRLConfig, or a nested `_target_`) that the dataclass lacks."""
+    hints = typing.get_type_hints(cls)
+    fields = [f.name for f in dataclasses.fields(cls)]
+    problems = []
+    for key, value in node.items():
+        if key == "_target_":
+            continue
+        if key not in fields:
+            problems.append((f"{path}.{key}", difflib.get_close_matches(str(key), fields, n=3)))
+            continue
+        inner = [a for a in (typing.get_args(hints[key]) or (hints[key],)) if dataclasses.is_dataclass(a)]
+        if inner and isinstance(value, dict):
+            nested = target_dataclass(str(value["_target_"])) if "_target_" in value else None
+            problems += _typed_unknown_keys(f"{path}.{key}", value, nested or inner[0])
+    return problems
 
 
 def plugin_unknown_keys(config: DictConfig | dict) -> list[tuple[str, list[str]]]:
     """[(dotted key, close matches)] for keys of the plugin's typed blocks (a mapping with a `_target_` dataclass
-    under PLUGIN_NAMESPACES, e.g. `actor_rollout_ref.actor.sdpo` -> SDPOConfig) that the dataclass lacks: a `+`
-    override with a typo would otherwise end in a bare TypeError inside a Ray worker."""
+    under PLUGIN_NAMESPACES, e.g. `actor_rollout_ref.actor.sdpo` -> SDPOConfig, `sdpo` -> RunConfig) and of their
+    nested blocks (`sdpo.ttrl` -> TTRLConfig) that the dataclass lacks: a `+` override with a typo would otherwise
+    end in a bare TypeError inside a Ray worker."""
     problems = []
+    roots: list[str] = []   # the outermost typed blocks: a nested one is read with its parent
     for path, node in _walk(_container(config), ""):
-        if not (isinstance(node, dict) and "_target_" in node and _under(path, PLUGIN_NAMESPACES)):
-            continue
-        fields = _dataclass_fields(node["_target_"]) or []
-        problems += [(f"{path}.{key}", difflib.get_close_matches(str(key), fields, n=3))
-                     for key in node if fields and key != "_target_" and key not in fields]
+        if isinstance(node, dict) and "_target_" in node and _under(path, PLUGIN_NAMESPACES) \
+                and not _under(path, tuple(roots)):
+            roots.append(path)
+            cls = target_dataclass(str(node["_target_"]))
+            problems += _typed_unknown_keys(path, node, cls) if cls is not None else []
     return problems
 
 
@@ -233,14 +251,34 @@ def reward_problems(config: DictConfig | dict) -> list[str]:
     return list(preflight(dict(kwargs), generation_prompt=generation_prompt(config)))
 
 
+def _run_settings(config: DictConfig) -> Any:
+    """The typed `sdpo` block (`sdpo_ext.config.RunConfig`), or None without one or when it holds a key the dataclass
+    lacks (UnknownConfigKeyError names it, with the closest names) or a mistyped value (ConfigValue names it)."""
+    # not at the top: sdpo_ext.config imports verl, whose plugin loading imports the trainer, which imports this module
+    from sdpo_ext.config import run_config
+
+    try:
+        return run_config(config)
+    except ValueError:
+        return None
+
+
+def _ttrl_active(config: DictConfig) -> bool:
+    settings = _run_settings(config)
+    return settings is not None and settings.ttrl is not None and settings.ttrl.active
+
+
+def data_content_problems(config: DictConfig) -> list[str]:
+    """`sdpo_ext.startup.data_files.data_file_problems` for this run (extra_info.name is needed with TTRL)."""
+    return data_file_problems(config, _ttrl_active(config))
+
+
 def ttrl_problems(config: DictConfig) -> list[str]:
     """The TTRL names (`sdpo.ttrl.theorem` / `.theorems`) that `TheoremFilterDataset` does not find in the data
     files, with its closest names; nothing to check without TTRL, or while a file is missing (data_problems)."""
-    # not at the top: sdpo_ext.config imports verl, whose plugin loading imports the trainer, which imports this module
-    from sdpo_ext.config import run_config
     from sdpo_ext.ttrl.dataset import TheoremFilterDataset, ttrl_data_config
 
-    settings = run_config(config)
+    settings = _run_settings(config)
     ttrl = settings.ttrl if settings is not None else None
     if ttrl is None or not ttrl.active or ttrl.split is not None:
         return []
@@ -281,6 +319,7 @@ def startup_problems(config: DictConfig) -> list[str]:
         ("Attention", attention_problems),
         ("ModelNotFound", model_problems),
         ("MissingData", data_problems),
+        ("BadData", data_content_problems),
         ("RewardBackend", reward_problems),
         ("TTRLName", ttrl_problems),
         ("ConfigValue", config_value_problems),

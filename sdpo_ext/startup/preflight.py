@@ -5,11 +5,13 @@
   run on this one machine. Without this, verl asks Ray for GPUs it does not have and its placement group waits, or
   fails a minute later inside a worker.
 - Data: every local file of `data.train_files` / `data.val_files` exists; a missing one names the command that makes
-  it, from the file's name and the recipe's keys (PREPARE_COMMANDS).
+  it, from the file's name and the recipe's keys (PREPARE_COMMANDS), or, when `sdpo.dataset` names no prepared
+  dataset (PREPARED_DATASETS), the closest names. What an existing file holds: `sdpo_ext.startup.data_files`.
 - Model: `actor_rollout_ref.model.path` is a local folder, or a hub id already in the Hugging Face cache, or (online)
   one the hub answers for within HUB_TIMEOUT_S (name lookup included; the token of HF_TOKEN or `hf auth login`), or
   an hdfs:// path (the one remote scheme verl's `copy_to_local` copies) that the `hdfs` client finds within
-  HUB_TIMEOUT_S; nothing is downloaded. Offline, the fix says how to pass a local folder.
+  HUB_TIMEOUT_S; nothing is downloaded. Offline, the fix says how to pass a local folder; a missing folder that one
+  of our commands makes (MODEL_COMMANDS: the demo's SmolLM2) names that command.
 - Chat template: `generation_prompt` renders the model's chat template for one user message, with the run's
   `data.apply_chat_template_kwargs`, as verl renders its prompts, for the reward's own pre-flight (MATH checks
   `prompt_opens_think` against it); only from a tokenizer already on this machine.
@@ -18,6 +20,7 @@ and the reward function's own `preflight(reward_kwargs)` when its module defines
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shlex
@@ -42,6 +45,10 @@ PREPARE_COMMANDS = (
     (re.compile(r"addition_(?:train|test)\.parquet"), "python -m sdpo_data.addition_rows --out-dir {dir}"),
     (re.compile(r"toy_.*\.parquet"), "python -m sdpo_data.toy_lean --out-dir {dir}"),
 )
+# the `sdpo.dataset` values a command above makes: sdpo_data.lean_rows.LEAN_DATASETS and the toy set (a test checks)
+PREPARED_DATASETS = ("minif2f", "proofnet", "toy")
+# folder name of a recipe's model -> the command that makes it (`{path}`: the folder, quoted for the shell)
+MODEL_COMMANDS = ((re.compile(r"smollm2-135m"), "python -m sdpo_data.smollm2 --out-dir {path}"),)
 
 
 def visible_gpus() -> int:
@@ -86,13 +93,29 @@ def prepare_command(path: Path) -> str | None:
     return None
 
 
+def dataset_problem(config: Mapping[str, Any]) -> str | None:
+    """Why `sdpo.dataset` names no prepared dataset (with the closest names), or None (unset, or a known name)."""
+    name = (config.get("sdpo") or {}).get("dataset")
+    if name is None or str(name) in PREPARED_DATASETS:
+        return None
+    close = difflib.get_close_matches(str(name), PREPARED_DATASETS, n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return f"sdpo.dataset={name} names no prepared dataset ({hint}known: {', '.join(PREPARED_DATASETS)})"
+
+
 def data_problems(config: Mapping[str, Any]) -> list[str]:
-    """`data.train_files` / `data.val_files` that do not exist, each with the command that makes it."""
+    """`data.train_files` / `data.val_files` that do not exist, each with the command that makes it; the files named
+    after a misspelt `sdpo.dataset` as that one problem."""
     data = config.get("data") or {}
+    dataset = dataset_problem(config)
+    misspelt = f"{(config.get('sdpo') or {}).get('dataset')}_"
     problems = []
     for key in ("train_files", "val_files"):
         for name in _files(data.get(key)):
             if "://" in name or Path(name).expanduser().exists():
+                continue
+            if dataset and Path(name).name.startswith(misspelt):
+                problems += [dataset] if dataset not in problems else []
                 continue
             command = prepare_command(Path(name).expanduser())
             fix = f"make it with: {command}" if command else f"point data.{key} at an existing file"
@@ -195,6 +218,9 @@ def model_problems(config: Mapping[str, Any]) -> list[str]:
         return []
     key = "actor_rollout_ref.model.path"
     local = f"download it once and pass the folder: {key}=/path/to/model"
+    for pattern, command in MODEL_COMMANDS:
+        if pattern.fullmatch(Path(str(path)).name):
+            local = f"make it with: {command.format(path=shlex.quote(str(path)))}"
     if str(path).startswith(REMOTE_MODEL_SCHEME):
         why = _hdfs_problem(str(path))
         return [f"{key}={path}: {why}, or {local})"] if why else []

@@ -86,7 +86,7 @@ def test_the_mistakes_print_the_hints_this_test_is_about(printed):
             "+reward.custom_reward_function.reward_kwargs.allow_lean_version_mismatch=true",
             "reward.custom_reward_function.reward_kwargs.prompt_opens_think=true"} <= overrides, overrides
     assert {m for m, _ in _commands(printed)} == {"sdpo_data.prepare", "sdpo_data.addition_rows",
-                                                   "sdpo_data.toy_lean"}
+                                                   "sdpo_data.toy_lean", "sdpo_data.smollm2"}
 
 
 def test_every_printed_override_composes_on_its_recipe(printed):

@@ -310,3 +310,19 @@ def test_an_output_it_cannot_write_is_one_error_before_any_model(tmp_path, engin
     err = capsys.readouterr().err
     assert err == f"error: {flag} {target}: {blocker} is a file, so no folder can be made there (choose another path)\n"
     assert engines[1] == [] and blocker.read_text() == "kept"
+
+
+def test_the_log_keeps_the_problem_order_whatever_order_the_grades_come_in(tmp_path, engines, monkeypatch):
+    import time
+
+    from reward.math.grader import Grade
+
+    def grade(reply, reference, options):   # the first problem's grade comes last
+        time.sleep(0.3 if reference == "2" else 0.0)
+        return Grade("wrong", "x", "x")
+
+    monkeypatch.setattr(math_eval, "grade", grade)
+    log = tmp_path / "samples.jsonl"
+    assert math_eval.main(["--model", "model_a", "--input", _write(tmp_path / "m.jsonl", PROBLEMS),
+                           "--log", str(log)]) == 0
+    assert [json.loads(line)["id"] for line in log.read_text().splitlines()[1:]] == ["p1", "p2", "p3"]

@@ -42,7 +42,7 @@ class SeedEngine:
 def fake_verifier(monkeypatch):
     calls = []
 
-    async def verify_many(items, **kwargs):
+    async def verify_many(items, on_result=None, **kwargs):
         calls.append((list(items), kwargs))
         results = []
         for it in items:
@@ -55,6 +55,8 @@ def fake_verifier(monkeypatch):
                 results.append({"score": 1.0, "verdict": "valid", "feedback": "", "infra": 0.0})
             else:
                 results.append({"score": 0.0, "verdict": "lean_error", "feedback": "err", "infra": 0.0})
+            if on_result is not None:   # as the real verify_many does, as each result comes
+                on_result(len(results) - 1, results[-1])
         return results
 
     monkeypatch.setattr(reward.lean.score, "verify_many", verify_many)
@@ -217,3 +219,13 @@ def test_passk_resume_judges_again_what_infrastructure_left_unjudged(data, fake_
     assert sorted(engine.seen) == [("flaky", 0), ("flaky", 1)] and resumed["infra_samples"] == 0
     assert {p["name"]: (p["judged"], p["valid"]) for p in resumed["problems"]}["flaky"] == (4, 2)
     assert prover_eval.infra_error(resumed, str(log)) is None
+
+
+def test_a_misspelt_reward_kwarg_is_one_error_line_with_the_closest_key_and_exit_2(data, monkeypatch, capsys):
+    monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: pytest.fail("the model was loaded"))
+    assert prover_eval.main(["passk", "--model", "fake", "--data", str(data), "--n", "4",
+                             "--reward-kwarg", "recheck_projet=/ws"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: --reward-kwarg: unknown Lean reward option 'recheck_projet' (did you mean "
+                           "recheck_project")
+    assert "known:" not in line and "backoff_s" not in line

@@ -177,9 +177,13 @@ class ScriptEngine:
 @pytest.fixture
 def fast_path(monkeypatch):
     """The fast path pays every answer that holds a proof, cheats included."""
-    async def verify_many(items, **kwargs):
-        return [{"score": float("trivial" in it["solution_str"]), "infra": 0.0, "feedback": "",
-                 "verdict": "valid" if "trivial" in it["solution_str"] else "lean_error"} for it in items]
+    async def verify_many(items, on_result=None, **kwargs):
+        results = [{"score": float("trivial" in it["solution_str"]), "infra": 0.0, "feedback": "",
+                    "verdict": "valid" if "trivial" in it["solution_str"] else "lean_error"} for it in items]
+        for index, result in enumerate(results):
+            if on_result is not None:   # as the real verify_many does, as each result comes
+                on_result(index, result)
+        return results
 
     monkeypatch.setattr(reward.lean.score, "verify_many", verify_many)
 

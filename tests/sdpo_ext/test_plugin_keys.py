@@ -33,3 +33,14 @@ def test_ray_init_takes_ray_inits_keywords_and_names_the_closest_for_a_typo():
     assert unknown_keys(ok) == []
     typo = compose_recipe("grpo_demo", ("+ray_kwargs.ray_init.include_dashbord=false",))
     assert unknown_keys(typo) == [("ray_kwargs.ray_init.include_dashbord", ["include_dashboard"])]
+
+
+def test_a_typo_under_sdpo_ttrl_is_an_unknown_key_with_the_closest_not_a_check_that_stopped(tmp_path, monkeypatch):
+    from sdpo_data import toy_lean
+    from sdpo_ext.startup.checks import data_content_problems, ttrl_problems
+
+    toy_lean.write(tmp_path / "toy")
+    monkeypatch.setenv("SDPO_TOY_DATA_DIR", str(tmp_path / "toy"))
+    cfg = compose_recipe("sdpo_toy_lean", ("+sdpo.ttrl.theorm=toy_add_7_5",))
+    assert plugin_unknown_keys(cfg) == [("sdpo.ttrl.theorm", ["theorem", "theorems"])]
+    assert ttrl_problems(cfg) == [] and data_content_problems(cfg) == []   # filed once, under the key check

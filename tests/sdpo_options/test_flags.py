@@ -125,3 +125,19 @@ def test_check_types_names_the_field():
         check_types(_Example(on="false"), "Example")
     with pytest.raises(ValueError, match="Example option limit must be a number"):
         check_types(_Example(limit="2"), "Example")
+
+
+@pytest.mark.parametrize("module, argv, hint", [
+    ("sdpo_eval.prover_eval", ["pask"],
+     "invalid choice: 'pask' (choose from 'passk', 'best-of-k') (did you mean passk?)"),
+    ("reward.lean.cli", ["verfy", "x.jsonl"], "(did you mean verify?)"),
+    ("sdpo_data.prepare", ["lean", "--dataset", "minif2g"], "(did you mean minif2f?)"),
+    ("sdpo_eval.math_eval", ["--model", "m", "--temprature", "0.5"],
+     "unrecognized arguments: --temprature 0.5 (did you mean --temperature?)"),
+])
+def test_a_misspelt_subcommand_choice_or_flag_gets_the_closest_name(module, argv, hint, capsys):
+    import importlib
+
+    with pytest.raises(SystemExit) as stop:
+        importlib.import_module(module).main(argv)
+    assert stop.value.code == 2 and hint in capsys.readouterr().err

@@ -88,3 +88,58 @@ def test_without_resume_every_row_is_checked_again(tmp_path, lean):
     argv = ["verify", src, "--out", str(out), "--backend", "repl", "--repl-command", "python3"]
     assert cli.main(argv) == 0 and cli.main(argv) == 0
     assert len(lean["seen"]) == 6 and len(verdicts(out)) == 3
+
+
+def test_resume_refuses_the_verdicts_of_another_input_and_says_how_to_start_anew(tmp_path, lean, capsys):
+    out = tmp_path / "out.jsonl"
+    argv = ["verify", write_input(tmp_path / "a.jsonl", rows(3)), "--out", str(out), "--backend", "repl",
+            "--repl-command", "python3"]
+    assert cli.main(argv) == 0
+    before = out.read_text()
+    capsys.readouterr()
+    other = [{"formal_statement": "theorem u : 1 = 1 := by\n", "output": f"other {i}"} for i in range(3)]
+    argv[1] = write_input(tmp_path / "b.jsonl", other)
+    lean["seen"] = []
+    assert cli.main(argv + ["--resume"]) == cli.EXIT_BAD_ROWS
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --resume:") and "another input" in err[0]
+    assert "without --resume" in err[0] and "another --out" in err[0]
+    assert lean["seen"] == [] and out.read_text() == before   # nothing checked, the earlier verdicts untouched
+
+
+def test_sigterm_keeps_the_verdicts_and_names_the_exact_resume_command(tmp_path, lean, monkeypatch, capsys):
+    """A scheduler's SIGTERM, sent for real mid-run, is a stop like Ctrl-C: verdicts kept, one line with the command."""
+    import os
+    import shlex
+    import signal
+
+    class Escaped(Exception):
+        pass
+
+    def escaped(signum, frame):   # stands for SIGTERM's default action, which would end pytest
+        raise Escaped
+
+    real = cli.verify_many
+
+    async def verify_then_stop(items, *, on_result, **config):
+        def result(index, value):
+            on_result(index, value)
+            if index == 1:
+                os.kill(os.getpid(), signal.SIGTERM)
+        return await real(items, on_result=result, **config)
+
+    monkeypatch.setattr(cli, "verify_many", verify_then_stop)
+    src, out = write_input(tmp_path / "in.jsonl", rows(4)), tmp_path / "out.jsonl"
+    argv = ["verify", src, "--out", str(out), "--backend", "repl", "--repl-command", "python3"]
+    earlier = signal.signal(signal.SIGTERM, escaped)
+    try:
+        assert cli.main(argv) == cli.EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, earlier)
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("interrupted: 2 of 4 rows have verdicts in") and [v["line"] for v in verdicts(out)] == [1, 2]
+    command = shlex.split(last.split("continue with: ", 1)[1])
+    assert command == ["python", "-m", "reward.lean.cli", *argv, "--resume"]
+    monkeypatch.setattr(cli, "verify_many", real)
+    lean["seen"] = []
+    assert cli.main(command[3:]) == 0 and lean["seen"] == ["proof 2", "proof 3"]
