@@ -38,6 +38,18 @@ from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
 from sdpo_options.stop import STOPPED_EXIT, held_stops, resume_command, stop_signals
 
 
+def without_defective(problems: list[dict[str, Any]], count_defective: bool
+                      ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The problems but those whose statement the data flags as defective (`extra_info.statement_defect`:
+    `sdpo_data.statement_defects`), and {name: defect} of those left out (printed); all of them when asked."""
+    left_out = {} if count_defective else {p["name"]: p["extra_info"].get("statement_defect") for p in problems
+                                          if p["extra_info"].get("statement_defect")}
+    if left_out:
+        print(f"left out {len(left_out)} problems whose statement is flagged as defective: {', '.join(left_out)} "
+              f"(--count-defective samples them)")
+    return [p for p in problems if p["name"] not in left_out], left_out
+
+
 def load_problems(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Rows {name, prompt, ground_truth, data_source, extra_info} from prepared parquet files, optionally chosen by
     name."""
@@ -266,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     passk.add_argument("--no-recheck", action="store_true",
                        help="count valid samples without the out-of-process re-check (its settings: --reward-kwarg "
                             "recheck_project=DIR etc.); the report says it is not re-checked")
+    passk.add_argument("--count-defective", action="store_true",
+                       help="also sample the problems whose statement the data flags as defective "
+                            "(extra_info.statement_defect; left out by default)")
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     if cli_checks.report(_file_problems(args)):
@@ -274,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         reward_kwargs = _reward_kwargs(args.reward_kwarg)
         reward_options_problem(reward_kwargs)
         names = [n.strip() for n in args.problems.split(",") if n.strip()] if args.problems else None
-        problems = load_problems(args.data, names)
+        problems, defective = without_defective(load_problems(args.data, names), args.count_defective)
         spec = ModelSpec.parse(args.model, args.gguf_file)
         ks = parse_ks(args.k, args.n)   # before any model loads
         if getattr(args, "resume", False) and not args.attempt_log:
@@ -295,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with stop_signals():
             report = _sample(args, problems, load_engine(spec, engine_options), params, ks, reward_kwargs, recheck)
+            report["left_out_defective"] = defective
     except KeyboardInterrupt:
         print(f"\n{stopped_line(args.attempt_log, argv)}", file=sys.stderr)
         return STOPPED_EXIT

@@ -126,6 +126,29 @@ def test_cli_passk_writes_json(data, fake_verifier, monkeypatch, tmp_path, capsy
     assert json.loads(out.read_text())["pass_at_k"]["4"]["problems"] == 2
 
 
+def test_cli_passk_leaves_out_a_problem_whose_statement_is_flagged_unless_asked(data, fake_verifier, monkeypatch,
+                                                                                  tmp_path, capsys):
+    import pandas as pd
+
+    frame = pd.read_parquet(data)
+    frame["extra_info"] = [dict(e, statement_defect="0 = 0 over ℕ (issue)" if e["name"] == "hard" else "")
+                           for e in frame["extra_info"]]
+    flagged = tmp_path / "flagged.parquet"
+    frame.to_parquet(flagged)
+    monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: SeedEngine(SCRIPT))
+    argv = ["passk", "--model", "fake", "--data", str(flagged), "--problems", "easy,hard", "--n", "4", "--k", "1",
+            "--reward-kwarg", "backend=repl", "--reward-kwarg", f"repl_command={FAKE_REPL}", "--no-recheck",
+            "--out", str(tmp_path / "passk.json")]
+    assert prover_eval.main(argv) == 0
+    report = json.loads((tmp_path / "passk.json").read_text())
+    assert [p["name"] for p in report["problems"]] == ["easy"]
+    assert report["left_out_defective"] == {"hard": "0 = 0 over ℕ (issue)"}
+    assert "left out 1 problems whose statement is flagged as defective: hard" in capsys.readouterr().out
+    assert prover_eval.main(argv + ["--count-defective"]) == 0
+    report = json.loads((tmp_path / "passk.json").read_text())
+    assert [p["name"] for p in report["problems"]] == ["easy", "hard"] and report["left_out_defective"] == {}
+
+
 @pytest.mark.parametrize("k, message", [("8", "--k 8 with --n 4: every k must be in 1..n"),
                                         ("1,x", "--k 1,x: comma-separated integers")])
 def test_cli_passk_checks_k_before_any_model_loads(data, monkeypatch, capsys, k, message):

@@ -129,7 +129,7 @@ def test_check_types_names_the_field():
 
 @pytest.mark.parametrize("module, argv, hint", [
     ("sdpo_eval.prover_eval", ["pask"],
-     "invalid choice: 'pask' (choose from 'passk', 'best-of-k') (did you mean passk?)"),
+     "invalid choice: 'pask' (choose from 'passk') (did you mean passk?)"),
     ("reward.lean.cli", ["verfy", "x.jsonl"], "(did you mean verify?)"),
     ("sdpo_data.prepare", ["lean", "--dataset", "minif2g"], "(did you mean minif2f?)"),
     ("sdpo_eval.math_eval", ["--model", "m", "--temprature", "0.5"],
