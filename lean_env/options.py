@@ -118,6 +118,9 @@ class RecheckOptions:
     recheck_timeout_s: float = option(600.0, "re-check: wall-clock limit of one tool run (then infra)")
     recheck_workers: int = option(1, "re-check: tool runs at once (per reward process in strict mode; each loads "
                                      "Mathlib; comparator: 1)")
+    recheck_ported: bool = option(False, "re-check: the project's toolchain is not the one the proofs were found on "
+                                         "(statements ported): a proof that does not compile there is unverified "
+                                         "(infra), never a cheat")
 
     def __post_init__(self) -> None:
         check_types(self, "Lean reward")

@@ -17,6 +17,7 @@ from lean_env.options import RecheckOptions
 from lean_env.verify import Task
 
 Status = Literal["confirmed", "rejected", "infra"]
+NOT_COMPILED = "the solution does not compile"  # how every tool's runner starts the reason of a compile failure
 DEFAULT_COMMANDS = {"comparator": "comparator", "lean4checker": "lean4checker", "safeverify": "safe_verify"}
 UNCAUGHT = re.compile(r"uncaught exception:\s*(.*)", re.DOTALL)   # how a Lean `main` that throws reports (exit 1)
 
@@ -68,6 +69,7 @@ class ToolSetup:
     timeout_s: float
     keep_files: bool                # leave each job's files in the project (offline: to inspect); False: the runner
                                     # removes them when it returns, whatever the outcome (the strict online mode)
+    ported: bool = False            # the project's toolchain is not the proofs' (RecheckOptions.recheck_ported)
 
     @classmethod
     def from_options(cls, options: RecheckOptions, *, keep_files: bool) -> ToolSetup:
@@ -78,7 +80,7 @@ class ToolSetup:
         command = options.recheck_command or DEFAULT_COMMANDS[options.recheck_tool]
         return cls(options.recheck_tool, Path(options.recheck_project).expanduser().resolve(),
                    parse_command(command), parse_command(options.recheck_lake), options.recheck_lib,
-                   float(options.recheck_timeout_s), keep_files)
+                   float(options.recheck_timeout_s), keep_files, options.recheck_ported)
 
     @property
     def scratch(self) -> Path:

@@ -17,6 +17,7 @@ import re
 from lean_env.assemble import arrange, split_header
 from lean_env.judge import ALLOWED_AXIOMS
 from lean_env.recheck.common import (
+    NOT_COMPILED,
     JobFiles,
     RecheckJob,
     Status,
@@ -74,7 +75,7 @@ def classify_comparator(run: ToolRun, challenge_module: str, timeout_s: float) -
     if reason.startswith("Child exited") and stage == "build":   # a Lean error in the solution, or a crash: infra
         if _LEAN_ERROR.search(run.stdout + "\n" + run.stderr) is None:
             return "infra", f"building the solution stopped with no Lean error (a crash, not a verdict): {reason}"
-        return "rejected", f"the solution does not compile: {run.tail(1200)}"
+        return "rejected", f"{NOT_COMPILED}: {run.tail(1200)}"
     if reason.startswith("Child exited"):
         return "infra", f"exporting the solution failed: {reason}; {run.tail(600)}"
     return "rejected", reason[:2000]

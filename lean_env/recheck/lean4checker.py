@@ -16,6 +16,7 @@ from pathlib import Path
 from lean_env.assemble import CheckPlan, build_check
 from lean_env.judge import judge
 from lean_env.recheck.common import (
+    NOT_COMPILED,
     UNCAUGHT,
     JobFiles,
     RecheckJob,
@@ -58,7 +59,8 @@ def _judge_compiled(plan: CheckPlan, source: Path, olean: Path, root: Path, cfg:
     judgement = judge(RunResult("recheck", Outcome.OK, 0.0, compiled.messages), plan)
     if judgement.verdict is not Verdict.VALID:
         errors = "; ".join(f"line {m.line}: {m.text[:300]}" for m in judgement.errors[:3])
-        return "rejected", (f"offline Lean: {judgement.verdict.value}: {judgement.detail}"
+        lead = NOT_COMPILED if judgement.verdict is Verdict.LEAN_ERROR else "offline Lean"
+        return "rejected", (f"{lead}: {judgement.verdict.value}: {judgement.detail}"
                             + (f" ({errors})" if errors else ""))
     if not compiled.olean_written:
         return "infra", f"lean wrote no .olean without reporting an error: {compiled.tail}"

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from lean_env.recheck.common import (
+    NOT_COMPILED,
     JobFiles,
     RecheckJob,
     Status,
@@ -62,7 +63,7 @@ def _compiled_olean(source: Path, root: Path, cfg: ToolSetup, trusted: bool) -> 
     if errors and trusted:
         return "infra", f"the trusted challenge fails in this project (line {errors[0].line}): {errors[0].text[:500]}"
     if errors:
-        return "rejected", "the solution does not compile: " + "; ".join(
+        return "rejected", f"{NOT_COMPILED}: " + "; ".join(
             f"line {m.line}: {m.text[:300]}" for m in errors[:3])
     if not compiled.olean_written:
         return "infra", f"lean wrote no .olean without reporting an error: {compiled.tail}"

@@ -157,7 +157,7 @@ def test_lean4checker_confirms_after_the_offline_compile_is_judged_valid(recheck
 
 @pytest.mark.parametrize("marker, header, status, needle", [
     ("tamper", HEADER, "rejected", "(kernel) declaration type mismatch, 'false' has type"),
-    ("error", HEADER, "rejected", "offline Lean: lean_error"),
+    ("error", HEADER, "rejected", "the solution does not compile: lean_error"),
     ("no-olean", HEADER, "infra", "wrote no .olean without reporting an error"),
     ("", "import NoSuchLib\n", "infra", "unknown module prefix 'NoSuchLib'"),
 ])
@@ -165,6 +165,18 @@ def test_lean4checker_failures_are_classified(recheck_tools, marker, header, sta
     (result,) = recheck([job("Q2", f"rfl -- fake:{marker}", header=header)], config(recheck_tools, "lean4checker"),
                         progress=False)
     assert result.status == status and needle in result.message, result.message
+
+
+@pytest.mark.parametrize("tool", ["comparator", "lean4checker", "safeverify"])
+def test_on_a_ported_toolchain_a_proof_that_does_not_compile_is_unverified_and_a_forgery_still_a_cheat(
+        recheck_tools, tool):
+    ported = config(recheck_tools, tool, recheck_ported=True)
+    (failed,) = recheck([job("P1", "rfl -- fake:error")], ported, progress=False)
+    assert failed.status == "infra" and "on the ported toolchain" in failed.message, failed.message
+    (same,) = recheck([job("P2", "rfl -- fake:error")], config(recheck_tools, tool), progress=False)
+    assert same.status == "rejected"  # on the proofs' own toolchain it stays a verdict
+    (forged,) = recheck([job("P3", "rfl -- fake:tamper")], ported, progress=False)
+    assert forged.status == "rejected", forged.message
 
 
 def test_parallel_runs_keep_input_order(recheck_tools):
@@ -260,7 +272,7 @@ def test_without_keep_files_a_failed_run_leaves_none_of_its_files(recheck_tools,
 
 
 @pytest.mark.parametrize("tool, marker, status, needle", [
-    ("lean4checker", "error", "rejected", "offline Lean: lean_error"),
+    ("lean4checker", "error", "rejected", "the solution does not compile: lean_error"),
     ("lean4checker", "no-olean", "infra", "wrote no .olean"),
     ("safeverify", "error", "rejected", "the solution does not compile"),
 ])
