@@ -47,10 +47,10 @@ def test_the_task_parts_repeat_no_run_default_but_the_ttrl_switches():
         defaults = _defaults(RunConfig)
         repeated = [k for k, v in sdpo.items() if k not in ("ttrl", "_target_") and v is not None and v == defaults[k]]
         assert repeated == [], name
-        # theorem: interpolated by the data and trainer sections; theorems, split (set-TTRL) and stop_on_success:
-        # overridden without `+`
+        # theorem: interpolated by the data and trainer sections; theorems, split (set-TTRL), stop_on_success and
+        # protocol: overridden without `+`
         assert {k for k, v in sdpo["ttrl"].items() if v == _defaults(TTRLConfig)[k]} == {
-            "theorem", "theorems", "split", "stop_on_success"}
+            "theorem", "theorems", "split", "stop_on_success", "protocol"}
 
 
 @pytest.mark.parametrize("recipe, algorithm", [("sdpo_kimina_1_7b", "sdpo"), ("grpo_toy_lean", "grpo"),
