@@ -142,3 +142,44 @@ def test_the_shared_protocol_never_saves_or_restores_an_initial_state(make, monk
 def test_a_checkpoint_without_the_optimizer_cannot_reset_the_queue(make):  # noqa: F811
     with pytest.raises(ValueError, match=r"checkpoint.save_contents lacks \['extra', 'optimizer'\]"):
         make(ttrl=SINGLE, extra=("actor_rollout_ref.actor.checkpoint.save_contents=[model]",))
+
+
+def test_verls_own_fit_loop_runs_the_queue_and_syncs_the_reset_weights_before_each_new_problem(queued, monkeypatch,
+                                                                                                tmp_path):
+    """verl's PPOTrainer.fit itself with the device work of a step left out: the queue's steps and no more, each
+    switch's reset before verl's weight sync of the same step's end, the reset logged in that step's metrics."""
+    from verl.trainer.ppo.v1 import trainer_base
+
+    from sdpo_ext.startup import timeline
+    from tests.sdpo_ext.glue.test_trainer_prepare import FakeBatch, FakeTQ
+    from tests.sdpo_ext.glue.test_ttrl_hooks import hooks
+
+    build, calls = queued
+    monkeypatch.setenv("VERL_FILE_LOGGER_PATH", str(tmp_path / "metrics.jsonl"))
+    monkeypatch.setattr(timeline, "_seen", set())
+    trainer = build(budget=8, extra=("trainer.val_before_train=false",))
+    trainer._init_dump_executor()
+    drawn = []
+
+    def device_free_step(metrics, timing_raw):  # PPOTrainer.step's driver hooks, without generation and update
+        names, step_metrics, _ = hooks(trainer, monkeypatch, lambda name, j: "valid" if name != FOUR[0] else
+                                       "lean_error")
+        drawn.append(names)
+        metrics.update(step_metrics)
+        return FakeBatch(keys=[], partition_id="train", tags=[])
+
+    monkeypatch.setattr(trainer, "step", device_free_step)
+    monkeypatch.setattr(trainer, "_compute_metrics", lambda *args, **kwargs: None)  # reads the batch from the TQ
+    monkeypatch.setattr(trainer_base, "tq", FakeTQ(None))
+    trainer_base.tq.kv_clear = lambda keys, partition_id: None
+    trainer._load_checkpoint()
+    trainer.fit(agent_loop_manager=None)
+    # problem 0 spends its budget in 2 steps, the other three are solved in one step each
+    assert drawn == [[FOUR[0]], [FOUR[0]], [FOUR[1]], [FOUR[2]], [FOUR[3]]] and trainer.global_steps == 6
+    initial = trainer._initial_state_dir()
+    assert calls == [("save_initial", initial), ("weight_sync", 1), ("load", initial), ("weight_sync", 2),
+                     ("load", initial), ("weight_sync", 3), ("load", initial), ("weight_sync", 4), ("weight_sync", 5)]
+    logged = [json.loads(line) for line in open(tmp_path / "metrics.jsonl")]
+    assert [row["step"] for row in logged] == [1, 2, 3, 4, 5]
+    assert ["sdpo_lean/ttrl_reset_s" in row["data"] for row in logged] == [False, True, True, True, False]
+    assert logged[-1]["data"]["sdpo_lean/ttrl_end_step"] == 5
