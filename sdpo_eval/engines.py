@@ -10,6 +10,7 @@ HF ids, local folders or a GGUF file.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from dataclasses import dataclass
@@ -204,13 +205,21 @@ class TransformersEngine:
         return out
 
 
+class EngineMissing(RuntimeError):
+    """The generation engine asked for is not installed here: a missing backend (the CLIs exit 3), not bad input."""
+
+
 class VllmEngine:
     """vLLM offline engine; all prompts go to vLLM at once, each with its own SamplingParams seed."""
 
     def __init__(self, spec: ModelSpec, tokenizer: str | None = None, tensor_parallel_size: int = 1,
                  gpu_memory_utilization: float = 0.85, max_model_len: int | None = None, dtype: str = "auto",
                  extra: dict | None = None):
-        """`extra`: further keyword arguments of vllm.LLM (e.g. kv_cache_memory_bytes, enforce_eager)."""
+        """`extra`: further keyword arguments of vllm.LLM (e.g. kv_cache_memory_bytes, enforce_eager); EngineMissing
+        without vLLM."""
+        if importlib.util.find_spec("vllm") is None:
+            raise EngineMissing("the vLLM engine is not installed here (pip install vllm on a CUDA machine, or "
+                                "generate with transformers: --backend transformers)")
         from vllm import LLM
 
         self.spec = spec
@@ -282,8 +291,6 @@ def load_engine(spec: ModelSpec, options: EngineOptions | None = None) -> Engine
     options = options or EngineOptions()
     backend = options.backend
     if backend == "auto":
-        import importlib.util
-
         import torch
 
         backend = "vllm" if torch.cuda.is_available() and importlib.util.find_spec("vllm") else "transformers"

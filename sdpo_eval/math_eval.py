@@ -33,7 +33,7 @@ from lean_env import cli_checks
 from reward.math.grader import Grade, grade
 from reward.math.options import FLAG_PREFIX, MathGradingOptions
 from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
-from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
+from sdpo_eval.engines import Completion, Engine, EngineMissing, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
 from sdpo_eval.math_scoring import compare, format_table, score_table
 from sdpo_eval.sample_log import SampleLog, open_log
@@ -249,6 +249,9 @@ def _evaluate_models(args: argparse.Namespace, specs: Sequence[ModelSpec], label
         if todo:
             try:
                 engine = load_engine(spec, from_flags(EngineOptions, args))
+            except EngineMissing as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 3
             except (OSError, ValueError) as e:   # transformers/vLLM: no such model, folder or file
                 why = f"{type(e).__name__}: {str(e).splitlines()[0]}"
                 print(f"error: --model {spec.path}: cannot be loaded ({why}) (a local folder, a .gguf file, or a "

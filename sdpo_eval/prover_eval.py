@@ -32,7 +32,7 @@ from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_attempts.valid import valid_record
-from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
+from sdpo_eval.engines import Completion, Engine, EngineMissing, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
 from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
 from sdpo_options.stop import STOPPED_EXIT, held_stops, resume_command, stop_signals
@@ -311,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
         with stop_signals():
             report = _sample(args, problems, load_engine(spec, engine_options), params, ks, reward_kwargs, recheck)
             report["left_out_defective"] = defective
+    except EngineMissing as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print(f"\n{stopped_line(args.attempt_log, argv)}", file=sys.stderr)
         return STOPPED_EXIT

@@ -45,7 +45,16 @@ from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.valid import valid_record
 from sdpo_eval.discovery.methods import METHODS
 from sdpo_eval.discovery.runs import finished
-from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, VllmEngine, load_engine
+from sdpo_eval.engines import (
+    Completion,
+    Engine,
+    EngineMissing,
+    EngineOptions,
+    ModelSpec,
+    SamplingParams,
+    VllmEngine,
+    load_engine,
+)
 from sdpo_eval.prover_eval import attempt_samples
 from sdpo_options.flags import add_flags, from_flags
 
@@ -300,7 +309,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if cli_checks.report(setting.reward_problems):   # before any model loads: nothing would be judged
         return 3
-    engine = _engine(setting.model, from_flags(EngineOptions, args), args.vllm_kv_cache_bytes)
+    try:
+        engine = _engine(setting.model, from_flags(EngineOptions, args), args.vllm_kv_cache_bytes)
+    except EngineMissing as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
     results = run_all(setting, engine, runs, args.budget, out_dir, not args.keep_going,
                       tokenizer=getattr(engine, "tokenizer", None))
     for r in results:

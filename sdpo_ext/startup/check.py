@@ -27,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
                                    version_base=None):
             config = compose(config_name="ppo_trainer", overrides=list(overrides))
     except Exception as e:  # noqa: BLE001 - Hydra's override and composition errors: all mean "fix the overrides"
-        print(f"error: the overrides do not compose: {e} (check each key=value against the recipe)", file=sys.stderr)
+        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__   # Hydra adds a caret line
+        print(f"error: the overrides do not compose: {why} (check each key=value against the recipe)", file=sys.stderr)
         return 2
     finally:
         GlobalHydra.instance().clear()
