@@ -37,7 +37,7 @@ from sdpo_eval.engines import Completion, Engine, EngineMissing, EngineOptions, 
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
 from sdpo_eval.math_scoring import compare, format_table, score_table
 from sdpo_eval.sample_log import SampleLog, open_log
-from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
+from sdpo_options.flags import ClosestNamesParser, add_flags, deprecated_alias, from_flags
 from sdpo_options.stop import STOPPED_EXIT, resume_command, stop_signals
 
 CHUNK = 256            # samples per generate() call of an engine without its own batch size (vLLM)
@@ -72,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="base seed; each (problem, sample) draws its own from it (default: %(default)s)")
     add_flags(parser, MathGradingOptions, prefix=FLAG_PREFIX)
     add_flags(parser, EngineOptions)
+    deprecated_alias(parser, "--backend", "--engine")
     parser.add_argument("--log", type=Path, default=None,
                         help="per-sample JSONL log (prompt, completion, verdict, seed)")
     parser.add_argument("--resume", action="store_true", help="continue --log: skip the samples it already holds")

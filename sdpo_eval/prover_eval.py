@@ -34,7 +34,7 @@ from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_attempts.valid import valid_record
 from sdpo_eval.engines import Completion, Engine, EngineMissing, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
-from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
+from sdpo_options.flags import ClosestNamesParser, add_flags, deprecated_alias, from_flags
 from sdpo_options.stop import STOPPED_EXIT, held_stops, resume_command, stop_signals
 
 
@@ -260,6 +260,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0,
                         help="sample j of a problem uses seed + j (default: %(default)s)")
     add_flags(parser, EngineOptions)
+    deprecated_alias(parser, "--backend", "--engine")
     parser.add_argument("--reward-kwarg", action="append", default=[], help="reward.lean option key=value")
     parser.add_argument("--attempt-log", default=None, help="append every sample to this JSONL attempt log")
     parser.add_argument("--out", type=Path, default=None, help="JSON summary")

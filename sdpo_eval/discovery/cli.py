@@ -31,6 +31,7 @@ from pathlib import Path
 from lean_env import cli_checks
 from sdpo_eval import report_recheck
 from sdpo_eval.discovery.methods import FIGURE_METHODS, METHODS
+from sdpo_options.flags import deprecated_alias
 
 
 def _names(text: str) -> list[str]:
@@ -56,11 +57,12 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
                         ("max_parallel", "at most this many verl runs at once (0: as the memory holds)"),
                         ("save_freq", "checkpoint every N steps, to resume a cut run (-1: none)"),
                         ("run_timeout_s", "end a run after this many seconds (0: never)"),
-                        ("sampler_backend", "the sampler's engine: vllm | transformers"),
+                        ("sampler_engine", "the sampler's engine: vllm | transformers"),
                         ("sampler_kv_cache_bytes", "the sampler's fixed vLLM KV cache")):
         default = defaults[flag].default
         parser.add_argument("--" + flag.replace("_", "-"), type=type(default), default=default,
                             help=f"{about} (default: %(default)s)")
+    deprecated_alias(parser, "--sampler-backend", "--sampler-engine")
     parser.add_argument("--call", default="", help="how the job was called, kept in the report")
 
 

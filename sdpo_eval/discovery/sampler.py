@@ -56,7 +56,7 @@ from sdpo_eval.engines import (
     load_engine,
 )
 from sdpo_eval.prover_eval import attempt_samples
-from sdpo_options.flags import add_flags, from_flags
+from sdpo_options.flags import add_flags, deprecated_alias, from_flags
 
 SAMPLER_METHODS = tuple(name for name, m in METHODS.items() if m.protocol == "sampler")
 RewardFn = Callable[..., Any]
@@ -288,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, required=True, help="one sub-folder per method and seed")
     parser.add_argument("--keep-going", action="store_true", help="spend the whole budget (base rates)")
     add_flags(parser, EngineOptions)
+    deprecated_alias(parser, "--backend", "--engine")
     parser.add_argument("--vllm-kv-cache-bytes", type=int, default=None,
                         help="vLLM: a fixed KV cache (for sharing the GPU with training runs)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of the recipe (after --)")
@@ -330,7 +331,7 @@ def _engine(model: str, options: EngineOptions, kv_cache_bytes: int | None) -> E
     # composing the recipe imported verl, which touches CUDA: vLLM's engine process must be spawned, not forked
     # ("Cannot re-initialize CUDA in forked subprocess", seen on the H100 on 2026-12-06)
     os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
-    if options.backend == "vllm" and kv_cache_bytes:
+    if options.engine == "vllm" and kv_cache_bytes:
         return VllmEngine(ModelSpec.parse(model), gpu_memory_utilization=0.05,
                           extra={"kv_cache_memory_bytes": kv_cache_bytes, "enforce_eager": True})
     return load_engine(ModelSpec.parse(model), options)

@@ -41,7 +41,8 @@ BAD_INPUT = [
 ]
 NO_VLLM = importlib.util.find_spec("vllm") is None
 MISSING_BACKEND = [
-    ("sdpo_eval.math_eval", ["--model", "m", "--input", "{math}", "--backend", "vllm"], 3),
+    ("sdpo_eval.math_eval", ["--model", "m", "--input", "{math}", "--engine", "vllm"], 3),
+    ("sdpo_eval.math_eval", ["--model", "m", "--input", "{math}", "--backend", "vllm"], 3),   # the old spelling
 ]
 
 
@@ -68,7 +69,7 @@ def test_bad_input_is_one_error_line_and_exit_2(module, args, code, tmp_path):
 
 
 @pytest.mark.skipif(not NO_VLLM, reason="vLLM is installed here: its absence cannot be shown")
-@pytest.mark.parametrize("module, args, code", MISSING_BACKEND, ids=[m for m, _, _ in MISSING_BACKEND])
+@pytest.mark.parametrize("module, args, code", MISSING_BACKEND, ids=[a[-2] for _, a, _ in MISSING_BACKEND])
 def test_a_missing_backend_is_one_error_line_and_exit_3(module, args, code, tmp_path):
     assert_one_error_line(run_cli(module, args, tmp_path), code, f"python -m {module} {' '.join(args)}")
 

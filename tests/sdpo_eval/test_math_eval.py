@@ -251,7 +251,7 @@ def test_smollm2_end_to_end_on_cpu(tmp_path, smollm2_gguf):
     src = _write(tmp_path / "math.jsonl", PROBLEMS[:2])
     out, log = tmp_path / "smol.json", tmp_path / "smol.jsonl"
     assert math_eval.main(["--model", str(smollm2_gguf), "--input", src, "--max-new-tokens", "8", "--num-shots", "1",
-                           "--backend", "transformers", "--batch-size", "2", "--out", str(out), "--log", str(log)]) == 0
+                           "--engine", "transformers", "--batch-size", "2", "--out", str(out), "--log", str(log)]) == 0
     report = json.loads(out.read_text())
     rows = report["samples"][str(smollm2_gguf)]
     assert len(rows) == 2 and all(0 < r["num_tokens"] <= 8 for r in rows)
