@@ -173,9 +173,11 @@ def test_a_deprecated_alias_sets_the_new_flag_with_a_one_line_note(capsys):
                                      "--out-dir", "o", "--backend", "vllm"], "engine", "vllm"),
     ("sdpo_eval.discovery.cli", ["run", "--task", "demo", "--budget", "1", "--out-dir", "o", "--sampler-backend",
                                  "transformers"], "sampler_engine", "transformers"),
+    ("sdpo_eval.math_eval", ["--model", "m", "--log", "s.jsonl"], "sample_log", Path("s.jsonl")),
 ])
-def test_the_renamed_engine_flags_keep_their_old_spelling(module, argv, dest, value, monkeypatch, capsys):
-    """`--engine` (generation engine) is not the Lean `--backend` of reward.lean.cli; the old spelling still works."""
+def test_the_renamed_flags_keep_their_old_spelling(module, argv, dest, value, monkeypatch, capsys):
+    """`--engine` (generation engine) is not the Lean `--backend` of reward.lean.cli, and math_eval's `--sample-log`
+    (an output) is not the `--log` (an input) of recheck and discovery report; the old spellings still work."""
     import importlib
 
     parsed = {}
