@@ -218,8 +218,10 @@ def _reward_kwargs(pairs: Sequence[str], args: argparse.Namespace) -> dict[str, 
     return {**out, **flags}
 
 
-def parse_ks(text: str, n: int) -> list[int]:
-    """`--k` as integers, each in 1..n (ValueError naming both flags otherwise)."""
+def parse_ks(text: str | None, n: int) -> list[int]:
+    """`--k` as integers, each in 1..n (ValueError naming both flags otherwise); not given: 1 and n, as in math_eval."""
+    if text is None:
+        return sorted({1, n})
     try:
         ks = [int(k) for k in text.split(",")]
     except ValueError:
@@ -287,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     passk = sub.add_parser("passk", help="unbiased pass@k")
     _common(passk)
     passk.add_argument("--n", type=int, required=True, help="samples per problem")
-    passk.add_argument("--k", default="1", help="comma-separated k values (each <= n) (default: %(default)s)")
+    passk.add_argument("--k", default=None, help="comma-separated k values, each <= n (default: 1 and n)")
     passk.add_argument("--resume", action="store_true",
                        help="take the samples --attempt-log already holds (same --seed) instead of drawing them again")
     passk.add_argument("--no-recheck", action="store_true",

@@ -272,3 +272,9 @@ def test_the_recheck_settings_are_the_recheck_flags_and_the_old_reward_kwarg_sti
     assert "recheck_tool given both as a flag and as --reward-kwarg" in capsys.readouterr().err
     prover_eval.main([*argv, "--no-recheck", "--recheck-timeout-s", "60"])
     assert fake_verifier[-1][1] == {"backend": "repl", "repl_command": FAKE_REPL, "recheck_timeout_s": 60.0}
+
+
+def test_k_defaults_to_1_and_n_as_in_math_eval():
+    """One `--k` default in both tools (issue 58 item 4): pass@1 and pass@n."""
+    assert prover_eval.parse_ks(None, 8) == [1, 8] and prover_eval.parse_ks(None, 1) == [1]
+    assert prover_eval.parse_ks("1,4", 8) == [1, 4]

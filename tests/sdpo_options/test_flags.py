@@ -174,10 +174,14 @@ def test_a_deprecated_alias_sets_the_new_flag_with_a_one_line_note(capsys):
     ("sdpo_eval.discovery.cli", ["run", "--task", "demo", "--budget", "1", "--out-dir", "o", "--sampler-backend",
                                  "transformers"], "sampler_engine", "transformers"),
     ("sdpo_eval.math_eval", ["--model", "m", "--log", "s.jsonl"], "sample_log", Path("s.jsonl")),
+    ("sdpo_eval.discovery.cli", ["merge", "--chunk-dir", "a", "--out", "m"], "out_dir", Path("m")),
+    ("sdpo_eval.discovery.cli", ["startup", "--run-dir", "r", "--out", "p"], "out_prefix", Path("p")),
+    ("sdpo_eval.discovery.cli", ["report", "--log", "a.jsonl", "--budget", "4", "--out", "p"], "out_prefix", Path("p")),
 ])
 def test_the_renamed_flags_keep_their_old_spelling(module, argv, dest, value, monkeypatch, capsys):
-    """`--engine` (generation engine) is not the Lean `--backend` of reward.lean.cli, and math_eval's `--sample-log`
-    (an output) is not the `--log` (an input) of recheck and discovery report; the old spellings still work."""
+    """`--engine` (generation engine) is not the Lean `--backend` of reward.lean.cli, math_eval's `--sample-log` (an
+    output) is not the `--log` (an input) of recheck and discovery report, and `--out` is one file (a prefix is
+    `--out-prefix`, a folder `--out-dir`); the old spellings still work (docs/eval.md, "One vocabulary")."""
     import importlib
 
     parsed = {}
