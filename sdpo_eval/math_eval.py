@@ -29,7 +29,6 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from lean_env import cli_checks
 from reward.math.grader import Grade, grade
 from reward.math.options import FLAG_PREFIX, MathGradingOptions
 from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
@@ -37,6 +36,7 @@ from sdpo_eval.engines import Completion, Engine, EngineMissing, EngineOptions, 
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
 from sdpo_eval.math_scoring import compare, format_table, score_table
 from sdpo_eval.sample_log import SampleLog, open_log
+from sdpo_options import cli_checks
 from sdpo_options.flags import ClosestNamesParser, add_flags, deprecated_alias, from_flags
 from sdpo_options.stop import STOPPED_EXIT, resume_command, stop_signals
 

@@ -28,13 +28,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from lean_env import cli_checks
+from lean_env.cli_checks import lean_backend_problems
 from lean_env.options import RecheckOptions
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_attempts.valid import valid_record
 from sdpo_eval.engines import Completion, Engine, EngineMissing, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
+from sdpo_options import cli_checks
 from sdpo_options.flags import ClosestNamesParser, add_flags, deprecated_alias, from_flags, given_flags, options_of
 from sdpo_options.stop import STOPPED_EXIT, held_stops, resume_command, stop_signals
 
@@ -253,7 +254,7 @@ def lean_problems(reward_kwargs: dict[str, Any]) -> list[str]:
     backend), in seconds."""
     from reward.lean.score import resolve_config
 
-    return cli_checks.lean_backend_problems(resolve_config(**reward_kwargs).backend_options, SWITCH_BACKEND)
+    return lean_backend_problems(resolve_config(**reward_kwargs).backend_options, SWITCH_BACKEND)
 
 
 def _file_problems(args: argparse.Namespace) -> list[str | None]:

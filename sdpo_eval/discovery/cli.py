@@ -28,9 +28,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from lean_env import cli_checks
 from sdpo_eval import report_recheck
 from sdpo_eval.discovery.methods import FIGURE_METHODS, METHODS
+from sdpo_options import cli_checks
 from sdpo_options.flags import deprecated_alias
 
 

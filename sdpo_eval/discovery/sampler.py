@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.valid import valid_record
 from sdpo_eval.discovery.methods import METHODS
@@ -56,6 +55,7 @@ from sdpo_eval.engines import (
     load_engine,
 )
 from sdpo_eval.prover_eval import attempt_samples
+from sdpo_options import cli_checks
 from sdpo_options.flags import add_flags, deprecated_alias, from_flags
 
 SAMPLER_METHODS = tuple(name for name, m in METHODS.items() if m.protocol == "sampler")

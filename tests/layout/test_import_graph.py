@@ -115,3 +115,15 @@ def test_the_verl_free_parts_of_the_glue_import_only_what_they_claim(part):
              if name.split(".")[0] not in set(sys.stdlib_module_names) | tops
              and not any(name == own or name.startswith(own + ".") for own in ours)}
     assert not wrong, sorted(wrong)
+
+
+@pytest.mark.parametrize("module", ["sdpo_eval.math_eval", "sdpo_eval.curves"])
+def test_the_math_and_plotting_commands_do_not_load_the_lean_package(module):
+    """Their generic CLI checks live on the ground floor (`sdpo_options.cli_checks`, issue 58 item 7): importing the
+    command, with everything it imports in turn, loads no module of lean_env."""
+    import subprocess
+
+    code = f"import sys, {module}; print(sorted(m for m in sys.modules if m.split('.')[0] == 'lean_env'))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", f"{module} loads {done.stdout.strip()}"
