@@ -27,10 +27,11 @@ ALLOWED = {
     "sdpo_eval": {"sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data"},
     "sdpo_ext": {"sdpo_attempts", "sdpo_options"},
 }
-# besides ALLOWED, modules of sdpo_ext's pure core a package may import (dotted prefixes): the reprompt baseline of
-# set discovery samples from the very teacher contexts SDPO builds (sdpo_eval.discovery.sampler), and the discovery
-# report's start-up table reads the marks verl runs print (sdpo_ext.startup.timeline: stdlib only)
-PURE_CORE_IMPORTS = {"sdpo_eval": ("sdpo_ext.teacher", "sdpo_ext.startup.timeline")}
+# besides ALLOWED, modules of sdpo_ext a package may import (dotted prefixes): the reprompt baseline of set discovery
+# samples from the very teacher contexts SDPO builds (sdpo_eval.discovery.sampler), the discovery report's start-up
+# table reads the marks verl runs print (sdpo_ext.startup.timeline: stdlib only), and the sampler composes its recipe
+# with the one helper the pre-flight and the tests use (sdpo_ext.startup.compose: verl and Hydra, imported lazily)
+PURE_CORE_IMPORTS = {"sdpo_eval": ("sdpo_ext.teacher", "sdpo_ext.startup.timeline", "sdpo_ext.startup.compose")}
 # the pure folders of sdpo_ext (docs/sdpo_math.md): the stdlib, torch, numpy, sdpo_options (stdlib only: a config
 # field's `option`) and each other only, no verl
 PURE_FOLDERS = ("sdpo_ext/loss", "sdpo_ext/teacher")
@@ -127,3 +128,13 @@ def test_the_math_and_plotting_commands_do_not_load_the_lean_package(module):
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]", f"{module} loads {done.stdout.strip()}"
+
+
+def test_one_helper_composes_verl_config():
+    """Tests, the pre-flight and the tools compose a recipe through `sdpo_ext.startup.compose` only (issue 58 item
+    7: there were three copies of Hydra's initialize/compose)."""
+    home = ROOT / "sdpo_ext" / "startup" / "compose.py"
+    copies = sorted(str(path.relative_to(ROOT)) for folder in (*OURS, "tests", "bench")
+                    for path in (ROOT / folder).rglob("*.py")
+                    if path not in (home, Path(__file__).resolve()) and "initialize_config_dir" in path.read_text())
+    assert copies == [], copies
