@@ -155,7 +155,7 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                    seed=args.seed)
     report["left_out_defective"] = defective
     prefix = Path(args.out_prefix or ((run_dir or logs[0].parent) / "discovery")).expanduser()
-    if cli_checks.report([cli_checks.output_problem(f"{prefix}.json", "--out")]):
+    if cli_checks.report([cli_checks.output_problem(f"{prefix}.json", "--out-prefix")]):
         return 2
     save(report, prefix, report_recheck.markdown(checked))
     for method, row in report["methods"].items():
