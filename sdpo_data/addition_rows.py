@@ -9,7 +9,7 @@ import random
 import sys
 from pathlib import Path
 
-from lean_env import cli_checks
+from sdpo_options import cli_checks
 
 PROMPT = "What is {a} plus {b}? Answer with just the number."
 

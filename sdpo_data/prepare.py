@@ -20,11 +20,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from lean_env import cli_checks
 from sdpo_data.lean_rows import LEAN_DATASETS, screen_records, verl_row
 from sdpo_data.prompts import PROMPT_STYLES
 from sdpo_data.sources import InputError, dataset_card, read_input
 from sdpo_data.statement_defects import statement_defect
+from sdpo_options import cli_checks
 from sdpo_options.flags import ClosestNamesParser
 
 

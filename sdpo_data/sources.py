@@ -28,11 +28,12 @@ def read_input(source: str, dataset: str, *, from_flag: bool = True, **hub: str 
     try:
         records = load_records(source, **hub)
     except Exception as e:  # the hub and the parsers raise many types; every one means "fix the input"
-        raise InputError(f"{where}: {type(e).__name__}: {e}\n  see the dataset card {dataset_card(dataset)}") from e
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise InputError(f"{where}: {type(e).__name__}: {first} (see the dataset card {dataset_card(dataset)})") from e
     bad = next((i for i, r in enumerate(records) if not isinstance(r, dict)), None)
     if bad is not None:
         raise InputError(f"{where}: record {bad + 1} is a JSON {type(records[bad]).__name__}, not an object with the "
-                         f"dataset's fields\n  see the dataset card {dataset_card(dataset)}")
+                         f"dataset's fields (see the dataset card {dataset_card(dataset)})")
     return records
 
 

@@ -19,8 +19,8 @@ import re
 import sys
 from pathlib import Path
 
-from lean_env import cli_checks
 from sdpo_data.lean_rows import DEEPSEEK_HEADER, LeanDataset, screen_records, verl_row
+from sdpo_options import cli_checks
 
 TOY = LeanDataset("toy", ("valid", "test"), "v4.9.0", "xinhjBrant/mathlib4@2f65ba7", DEEPSEEK_HEADER)
 CLOSING_TACTICS = ("norm_num", "decide", "rfl", "simp", "omega", "linarith", "nlinarith", "ring", "ring_nf", "trivial")

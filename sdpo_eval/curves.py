@@ -15,7 +15,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from lean_env import cli_checks
+from sdpo_options import cli_checks
 
 # panel name -> (verl metric key, title)
 CURVES: dict[str, tuple[str, str]] = {

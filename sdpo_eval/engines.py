@@ -10,6 +10,7 @@ HF ids, local folders or a GGUF file.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from dataclasses import dataclass
@@ -204,13 +205,21 @@ class TransformersEngine:
         return out
 
 
+class EngineMissing(RuntimeError):
+    """The generation engine asked for is not installed here: a missing backend (the CLIs exit 3), not bad input."""
+
+
 class VllmEngine:
     """vLLM offline engine; all prompts go to vLLM at once, each with its own SamplingParams seed."""
 
     def __init__(self, spec: ModelSpec, tokenizer: str | None = None, tensor_parallel_size: int = 1,
                  gpu_memory_utilization: float = 0.85, max_model_len: int | None = None, dtype: str = "auto",
                  extra: dict | None = None):
-        """`extra`: further keyword arguments of vllm.LLM (e.g. kv_cache_memory_bytes, enforce_eager)."""
+        """`extra`: further keyword arguments of vllm.LLM (e.g. kv_cache_memory_bytes, enforce_eager); EngineMissing
+        without vLLM."""
+        if importlib.util.find_spec("vllm") is None:
+            raise EngineMissing("the vLLM engine is not installed here (pip install vllm on a CUDA machine, or "
+                                "generate with transformers: --engine transformers)")
         from vllm import LLM
 
         self.spec = spec
@@ -251,8 +260,8 @@ ENGINES = ("auto", "vllm", "transformers")
 class EngineOptions:
     """How the evaluation CLIs load and run a model; their flags are built from these fields (`sdpo_options.flags`)."""
 
-    backend: str = option("auto", "generation engine; auto: vLLM with CUDA and vLLM installed, else transformers",
-                          choices=ENGINES)
+    engine: str = option("auto", "generation engine; auto: vLLM with CUDA and vLLM installed, else transformers",
+                         choices=ENGINES)
     tensor_parallel_size: int = option(1, "vLLM: GPUs per model")
     gpu_memory_utilization: float = option(0.85, "vLLM: share of GPU memory it may take")
     max_model_len: int | None = option(None, "vLLM: context length (None: the model's)")
@@ -280,17 +289,15 @@ def load_engine(spec: ModelSpec, options: EngineOptions | None = None) -> Engine
     """vLLM when requested or (auto) when CUDA and vLLM are both available, else transformers."""
     passive_cpu_threads()
     options = options or EngineOptions()
-    backend = options.backend
-    if backend == "auto":
-        import importlib.util
-
+    engine = options.engine
+    if engine == "auto":
         import torch
 
-        backend = "vllm" if torch.cuda.is_available() and importlib.util.find_spec("vllm") else "transformers"
-    if backend == "vllm":
+        engine = "vllm" if torch.cuda.is_available() and importlib.util.find_spec("vllm") else "transformers"
+    if engine == "vllm":
         return VllmEngine(spec, tokenizer=options.tokenizer, tensor_parallel_size=options.tensor_parallel_size,
                           gpu_memory_utilization=options.gpu_memory_utilization, max_model_len=options.max_model_len,
                           dtype=options.dtype)
-    if backend == "transformers":
+    if engine == "transformers":
         return TransformersEngine(spec, dtype=options.dtype, batch_size=options.batch_size)
-    raise ValueError(f"backend must be auto, vllm or transformers, got {backend!r}")
+    raise ValueError(f"engine must be auto, vllm or transformers, got {engine!r}")

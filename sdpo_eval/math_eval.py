@@ -1,8 +1,8 @@
 r"""Few-shot MATH evaluation of one or two models: accuracy with intervals, pass@k, maj@k, a paired comparison.
 
     python -m sdpo_eval.math_eval --model Qwen/Qwen3-1.7B --subjects algebra,number_theory --limit-per-subject 100
-    python -m sdpo_eval.math_eval --model m --input math500.jsonl --n 8 --temperature 0.6 --k 1,8 --log s.jsonl
-    python -m sdpo_eval.math_eval --model m --input math500.jsonl --n 8 --temperature 0.6 --log s.jsonl --resume
+    python -m sdpo_eval.math_eval --model m --input math500.jsonl --n 8 --temperature 0.6 --k 1,8 --sample-log s.jsonl
+    python -m sdpo_eval.math_eval --model m --input math500.jsonl --n 8 --temperature 0.6 --sample-log s.jsonl --resume
     python -m sdpo_eval.math_eval --model base/ --model tuned/ --out math.json       # side by side + paired difference
     python -m sdpo_eval.math_eval --model deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B --grading-prompt-opens-think true
 
@@ -13,9 +13,9 @@ reward's grader, with its hard time limit; a reply whose comparison runs past it
 is infra and left out of every count), with the `--grading-*` flags of `reward.math.options.MathGradingOptions`
 (`--grading-prompt-opens-think true` when the chat template ends the prompt inside `<think>`). Sample j of a
 problem uses seed `sample_seed(--seed, problem id, j)`, so a problem's samples do not depend on the selection.
-Every argument is checked, the outputs (`--out`, `--log`) are tried for writing and the problems are loaded before any
-model is. Each sample is written to `--log` as soon as it is graded; a stop (Ctrl-C, SIGTERM) ends with one line
-giving the exact `--resume` command (exit 130), which then draws only the samples the log lacks.
+Every argument is checked, the outputs (`--out`, `--sample-log`) are tried for writing and the problems are loaded
+before any model is. Each sample is written to `--sample-log` as soon as it is graded; a stop (Ctrl-C, SIGTERM) ends
+with one line giving the exact `--resume` command (exit 130), which then draws only the samples the log lacks.
 """
 from __future__ import annotations
 
@@ -29,15 +29,15 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from lean_env import cli_checks
 from reward.math.grader import Grade, grade
 from reward.math.options import FLAG_PREFIX, MathGradingOptions
 from sdpo_data.math_rows import HF_DATASET, MathProblem, load_math, parse_subjects
-from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
+from sdpo_eval.engines import Completion, Engine, EngineMissing, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.math_prompts import MINERVA_EXEMPLARS, RAW_STOP, math_prompt
 from sdpo_eval.math_scoring import compare, format_table, score_table
 from sdpo_eval.sample_log import SampleLog, open_log
-from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
+from sdpo_options import cli_checks
+from sdpo_options.flags import ClosestNamesParser, add_flags, deprecated_alias, from_flags
 from sdpo_options.stop import STOPPED_EXIT, resume_command, stop_signals
 
 CHUNK = 256            # samples per generate() call of an engine without its own batch size (vLLM)
@@ -72,9 +72,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="base seed; each (problem, sample) draws its own from it (default: %(default)s)")
     add_flags(parser, MathGradingOptions, prefix=FLAG_PREFIX)
     add_flags(parser, EngineOptions)
-    parser.add_argument("--log", type=Path, default=None,
-                        help="per-sample JSONL log (prompt, completion, verdict, seed)")
-    parser.add_argument("--resume", action="store_true", help="continue --log: skip the samples it already holds")
+    deprecated_alias(parser, "--backend", "--engine")
+    parser.add_argument("--sample-log", type=Path, default=None,
+                        help="per-sample JSONL log written as each sample is graded (prompt, completion, verdict, "
+                             "seed); --resume continues it")
+    deprecated_alias(parser, "--log", "--sample-log")   # --log is an input (a log to read) in the other tools
+    parser.add_argument("--resume", action="store_true", help="continue --sample-log: skip the samples it holds")
     parser.add_argument("--out", type=Path, default=None, help="JSON summary (tables, comparison, per-problem results)")
     return parser
 
@@ -98,8 +101,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[i
             parser.error(f"{name} must be {rule}, got {value}")
     if args.n > 1 and args.temperature == 0:
         parser.error(f"--n {args.n} needs --temperature > 0 (greedy samples are all the same)")
-    if args.resume and args.log is None:
-        parser.error("--resume needs --log (the sample log to continue)")
+    if args.resume and args.sample_log is None:
+        parser.error("--resume needs --sample-log (the sample log to continue)")
     try:
         from_flags(MathGradingOptions, args, prefix=FLAG_PREFIX)
     except ValueError as e:
@@ -249,6 +252,9 @@ def _evaluate_models(args: argparse.Namespace, specs: Sequence[ModelSpec], label
         if todo:
             try:
                 engine = load_engine(spec, from_flags(EngineOptions, args))
+            except EngineMissing as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 3
             except (OSError, ValueError) as e:   # transformers/vLLM: no such model, folder or file
                 why = f"{type(e).__name__}: {str(e).splitlines()[0]}"
                 print(f"error: --model {spec.path}: cannot be loaded ({why}) (a local folder, a .gguf file, or a "
@@ -268,8 +274,8 @@ def _evaluate_models(args: argparse.Namespace, specs: Sequence[ModelSpec], label
 def stopped_line(log: SampleLog | None, path: Path | None, kept: int, total: int, argv: Sequence[str]) -> str:
     """The one line a stopped run ends with: what is kept and the exact command that continues."""
     if log is None:
-        return ("interrupted: this run had no --log, so its samples are not kept (pass --log FILE: each sample is "
-                "written as it is graded, and the same command with --resume continues)")
+        return ("interrupted: this run had no --sample-log, so its samples are not kept (pass --sample-log FILE: each "
+                "sample is written as it is graded, and the same command with --resume continues)")
     return (f"interrupted: {kept + log.written} of {total} samples are in {path}; continue with: "
             f"{resume_command('sdpo_eval.math_eval', argv)}")
 
@@ -281,13 +287,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ks = _check(parser, args)
     if cli_checks.report([cli_checks.output_problem(args.out, "--out") if args.out else None,
-                          cli_checks.output_problem(args.log, "--log") if args.log else None]):
+                          cli_checks.output_problem(args.sample_log, "--sample-log") if args.sample_log else None]):
         return 2
     try:
         specs = [ModelSpec.parse(m, args.gguf_file) for m in args.model]
         problems = _load_problems(args)
         labels = _labels(specs)
-        log, done = (open_log(args.log, _header(args, labels), args.resume) if args.log else (None, {}))
+        log, done = (open_log(args.sample_log, _header(args, labels), args.resume) if args.sample_log else (None, {}))
     except (ValueError, FileNotFoundError, FileExistsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -295,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         with stop_signals():
             per_model = _evaluate_models(args, specs, labels, problems, done, log)
     except KeyboardInterrupt:
-        print(f"\n{stopped_line(log, args.log, len(done), len(labels) * len(problems) * args.n, argv)}",
+        print(f"\n{stopped_line(log, args.sample_log, len(done), len(labels) * len(problems) * args.n, argv)}",
               file=sys.stderr)
         return STOPPED_EXIT
     finally:

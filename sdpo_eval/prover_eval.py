@@ -2,15 +2,15 @@
 
     # pass@k on miniF2F test: n samples per problem, unbiased pass@k for each k <= n
     python -m sdpo_eval.prover_eval passk --model AI-MO/Kimina-Prover-RL-1.7B \\
-        --data ~/data/sdpo_lean/minif2f_kimina_test.parquet --n 32 --k 1,8,32 --out passk.json \
-        --reward-kwarg recheck_project=~/recheck-ws --reward-kwarg recheck_tool=comparator
+        --data ~/data/sdpo_lean/minif2f_kimina_test.parquet --n 32 --k 1,8,32 --out passk.json \\
+        --recheck-project ~/recheck-ws --recheck-tool comparator
 
 Verification goes through `reward.lean.score.verify_many` (Lean backend options: `--reward-kwarg key=value`,
 e.g. backend=repl). Infrastructure results (infra=1: server down, timeouts after retries) are never
 failures: they are left out of pass@k denominators and are counted separately; a pass@k run with any sample left
 without a verdict exits 1, and `--resume` draws and judges those samples again. pass@k re-checks each valid sample
-out of process against the reference statement before it counts (`sdpo_eval.report_recheck`; settings
-`--reward-kwarg recheck_project=DIR`, `recheck_tool=comparator|safeverify`, `recheck_command=...`): a rejected one is
+out of process against the reference statement before it counts (`sdpo_eval.report_recheck`; settings: the
+`--recheck-*` flags of `lean_env.options.RecheckOptions`, as in `recheck` and `discovery report`): a rejected one is
 a cheat (judged, not valid), one without a verdict is unverified (left out like infra, exit 1); `--no-recheck` skips
 it and the report says so. Sample j of a problem uses seed `--seed + j` (j = 0-based sample index). pass@k logs each
 sample as it is judged; a stop (Ctrl-C, SIGTERM) waits for the Lean checks in flight, then ends with one line giving
@@ -28,13 +28,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from lean_env import cli_checks
+from lean_env.cli_checks import lean_backend_problems
+from lean_env.options import RecheckOptions
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_attempts.valid import valid_record
-from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, load_engine
+from sdpo_eval.engines import Completion, Engine, EngineMissing, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
-from sdpo_options.flags import ClosestNamesParser, add_flags, from_flags
+from sdpo_options import cli_checks
+from sdpo_options.flags import ClosestNamesParser, add_flags, deprecated_alias, from_flags, given_flags, options_of
 from sdpo_options.stop import STOPPED_EXIT, held_stops, resume_command, stop_signals
 
 
@@ -104,6 +106,7 @@ def _items(problem: dict[str, Any], completions: Sequence[Completion]) -> list[d
             for c in completions]
 
 
+RECHECK_KEYS = frozenset(f.name for f in options_of(RecheckOptions))   # reward options with their own flags
 PASSK_CHUNK = 16  # problems sampled together by an engine without its own batch size (vLLM)
 
 
@@ -192,21 +195,34 @@ def attempt_samples(
             for c, r, s in zip(completions, results, seeds)]
 
 
-def _reward_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
+def _reward_kwargs(pairs: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+    """The Lean reward's options: `--reward-kwarg key=value` and the `--recheck-*` flags given (the flags' home is
+    `RecheckOptions`; a re-check key through `--reward-kwarg` still works this release, with a note)."""
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise ValueError(f"--reward-kwarg needs key=value, got {pair!r}")
+        if key in RECHECK_KEYS:
+            flag = "--" + key.replace("_", "-")
+            print(f"note: --reward-kwarg {key}= is deprecated, use {flag} (the old spelling goes in the next release)",
+                  file=sys.stderr)
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
             out[key] = value
-    return out
+    flags = given_flags(RecheckOptions, args)
+    twice = sorted(set(flags) & set(out))
+    if twice:
+        raise ValueError(f"{', '.join(twice)} given both as a flag and as --reward-kwarg (give the --recheck-* flag "
+                         "only)")
+    return {**out, **flags}
 
 
-def parse_ks(text: str, n: int) -> list[int]:
-    """`--k` as integers, each in 1..n (ValueError naming both flags otherwise)."""
+def parse_ks(text: str | None, n: int) -> list[int]:
+    """`--k` as integers, each in 1..n (ValueError naming both flags otherwise); not given: 1 and n, as in math_eval."""
+    if text is None:
+        return sorted({1, n})
     try:
         ks = [int(k) for k in text.split(",")]
     except ValueError:
@@ -238,7 +254,7 @@ def lean_problems(reward_kwargs: dict[str, Any]) -> list[str]:
     backend), in seconds."""
     from reward.lean.score import resolve_config
 
-    return cli_checks.lean_backend_problems(resolve_config(**reward_kwargs).backend_options, SWITCH_BACKEND)
+    return lean_backend_problems(resolve_config(**reward_kwargs).backend_options, SWITCH_BACKEND)
 
 
 def _file_problems(args: argparse.Namespace) -> list[str | None]:
@@ -260,7 +276,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0,
                         help="sample j of a problem uses seed + j (default: %(default)s)")
     add_flags(parser, EngineOptions)
+    deprecated_alias(parser, "--backend", "--engine")
     parser.add_argument("--reward-kwarg", action="append", default=[], help="reward.lean option key=value")
+    add_flags(parser, RecheckOptions, unset=True)
     parser.add_argument("--attempt-log", default=None, help="append every sample to this JSONL attempt log")
     parser.add_argument("--out", type=Path, default=None, help="JSON summary")
 
@@ -272,12 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     passk = sub.add_parser("passk", help="unbiased pass@k")
     _common(passk)
     passk.add_argument("--n", type=int, required=True, help="samples per problem")
-    passk.add_argument("--k", default="1", help="comma-separated k values (each <= n) (default: %(default)s)")
+    passk.add_argument("--k", default=None, help="comma-separated k values, each <= n (default: 1 and n)")
     passk.add_argument("--resume", action="store_true",
                        help="take the samples --attempt-log already holds (same --seed) instead of drawing them again")
     passk.add_argument("--no-recheck", action="store_true",
-                       help="count valid samples without the out-of-process re-check (its settings: --reward-kwarg "
-                            "recheck_project=DIR etc.); the report says it is not re-checked")
+                       help="count valid samples without the out-of-process re-check (its settings: "
+                            "--recheck-project DIR etc.); the report says it is not re-checked")
     passk.add_argument("--count-defective", action="store_true",
                        help="also sample the problems whose statement the data flags as defective "
                             "(extra_info.statement_defect; left out by default)")
@@ -286,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     if cli_checks.report(_file_problems(args)):
         return 2
     try:
-        reward_kwargs = _reward_kwargs(args.reward_kwarg)
+        reward_kwargs = _reward_kwargs(args.reward_kwarg, args)
         reward_options_problem(reward_kwargs)
         names = [n.strip() for n in args.problems.split(",") if n.strip()] if args.problems else None
         problems, defective = without_defective(load_problems(args.data, names), args.count_defective)
@@ -311,13 +329,17 @@ def main(argv: list[str] | None = None) -> int:
         with stop_signals():
             report = _sample(args, problems, load_engine(spec, engine_options), params, ks, reward_kwargs, recheck)
             report["left_out_defective"] = defective
+    except EngineMissing as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print(f"\n{stopped_line(args.attempt_log, argv)}", file=sys.stderr)
         return STOPPED_EXIT
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False))
-    failed = unverified_error(report["recheck"], "--reward-kwarg recheck_*") if "recheck" in report else None
+    settings = "--recheck-project/--recheck-command/--recheck-timeout-s"
+    failed = unverified_error(report["recheck"], settings) if "recheck" in report else None
     if failed:
         print(failed, file=sys.stderr)
     unjudged = infra_error(report, args.attempt_log)
@@ -369,7 +391,7 @@ def _report_recheck(args: argparse.Namespace, reward_kwargs: dict[str, Any]) -> 
         return None
     from reward.lean.score import resolve_config
 
-    return ReportRecheck.from_options(resolve_config(**reward_kwargs).recheck, "--reward-kwarg recheck_project=DIR")
+    return ReportRecheck.from_options(resolve_config(**reward_kwargs).recheck, "--recheck-project DIR")
 
 
 if __name__ == "__main__":

@@ -26,11 +26,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lean_env import cli_checks
 from lean_env.options import RecheckOptions
 from lean_env.recheck import RecheckJob, RecheckResult, ToolSetup, preflight, recheck
 from reward.lean.score import parse_ground_truth
 from sdpo_attempts.valid import valid_record
+from sdpo_options import cli_checks
 from sdpo_options.flags import add_flags, from_flags
 
 STATUSES = ("confirmed", "rejected", "infra")

@@ -6,7 +6,12 @@ and `from_flags` builds the dataclass back from the parsed flags. The Lean rewar
 MATH grading options (`reward.math.options`) and the evaluation engine's options (`sdpo_eval.engines`) all go
 through it, so every package above may import it and it imports none of them. verl's config dataclasses
 (`sdpo_ext.config`, `sdpo_ext.teacher.reprompt`) declare their fields with it too (`option`, and `block` for a nested
-dataclass), without flags: one documentation style for every config field (tests/sdpo_options/test_config_idiom.py).
+dataclass), without flags: one documentation style for every config field
+(tests/sdpo_options/test_flags_config_idiom.py).
+
+`cli_checks`: what every CLI checks before it loads anything (outputs writable, inputs there) and its `error:` lines,
+here so that a MATH or plotting command does not import the Lean package (the Lean backend's probe is
+`lean_env.cli_checks`).
 
 `stop`: one path for Ctrl-C and a scheduler's SIGTERM (`stop_signals`), and the exact `--resume` command a stopped
 evaluation ends with (`resume_command`), so every tool that generates keeps what it made and says how to go on.

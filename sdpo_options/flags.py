@@ -6,7 +6,8 @@ from the fallback; `choices`: the values a flag accepts). `add_flags(parser, own
 `"<doc> (default: <default>)"`. With `unset=True` every flag defaults to None, so a caller can tell "not given" and
 let the dataclass (or its environment variable) decide. `from_flags(owner, args)` builds the dataclass from the
 parsed flags. `unknown_names` words an unknown option name with its closest known ones;
-`ClosestNamesParser` does the same for a CLI's misspelt subcommand, choice or flag. A nested dataclass is a
+`ClosestNamesParser` does the same for a CLI's misspelt subcommand, choice or flag; `deprecated_alias` keeps a renamed
+flag's old spelling for one release, with a note. A nested dataclass is a
 `block(factory, doc)`: it has its doc but no flag (its own fields are options).
 The verl config dataclasses (`*Config`, built from the recipes' YAML) declare their fields the same way, so every
 config field has its default and its one-line doc in one place.
@@ -19,6 +20,7 @@ import argparse
 import dataclasses
 import difflib
 import re
+import sys
 import typing
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, NoReturn
@@ -116,6 +118,27 @@ class ClosestNamesParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """argparse's usage error (exit 2), with `closest_hint`."""
         super().error(message + closest_hint(self, message))
+
+
+class _DeprecatedAlias(argparse.Action):
+    """Sets what `new` sets, after a one-line note on stderr that the spelling is deprecated."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str, **kwargs: Any):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"note: {option_string} is deprecated, use {self.new} (the old spelling goes in the next release)",
+              file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str) -> None:
+    """`old` (a renamed flag's former spelling) sets `new`'s value, with its type and choices, for one release,
+    printing a one-line deprecation note when given."""
+    target = next(a for a in parser._actions if new in a.option_strings)
+    parser.add_argument(old, dest=target.dest, type=target.type, choices=target.choices, action=_DeprecatedAlias,
+                        new=new, default=argparse.SUPPRESS, help=f"deprecated spelling of {new}")
 
 
 def flag_name(f: dataclasses.Field, prefix: str = "") -> str:

@@ -84,14 +84,11 @@ def overrides(algo: str, model_dir: Path, prompts: int, n: int, max_response: in
 
 
 def compose_config(args_overrides: list[str]):
-    import verl
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"), version_base=None):
-        cfg = compose(config_name="ppo_trainer", overrides=args_overrides)
+    from sdpo_ext.startup.compose import compose_ppo
+
+    cfg = compose_ppo(args_overrides)
     OmegaConf.resolve(cfg)
     return cfg
 

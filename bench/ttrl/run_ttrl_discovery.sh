@@ -60,7 +60,7 @@ job() {
     --problems "$PROBLEMS" --choose "$CHOOSE" --candidates "$CANDIDATES" --base-samples "$BASE_SAMPLES" \
     --max-rate "$MAX_RATE" --per-run-gb "$PER_RUN_GB" --sampler-gb "$SAMPLER_GB" --max-parallel "$MAX_PARALLEL" \
     --reserve-gb "$reserve" \
-    --save-freq "$SAVE_FREQ" --run-timeout-s "$RUN_TIMEOUT" --sampler-backend "$SAMPLER_BACKEND" \
+    --save-freq "$SAVE_FREQ" --run-timeout-s "$RUN_TIMEOUT" --sampler-engine "$SAMPLER_BACKEND" \
     --out-dir "$DISC_DIR" --call "${CALL_NOTE:-$(date -u +%F) one GPU, bench/ttrl/run_ttrl_discovery.sh}" \
     ${DRY_RUN:+--dry-run} -- "actor_rollout_ref.rollout.n=$N" $EXTRA
   wait

@@ -32,12 +32,13 @@ from typing import Any, Callable
 
 import httpx
 
-from lean_env import Verdict, cli_checks
+from lean_env import Verdict
 from lean_env.backends.factory import aclose_backends, get_backend
 from lean_env.backends.probe import backend_problems
 from lean_env.options import OWNERS, BackendOptions
 from reward.lean.score import parse_ground_truth, resolve_config, verify_many
 from reward.lean.verdict_file import ForeignVerdicts, VerdictWriter, previous_verdicts
+from sdpo_options import cli_checks
 from sdpo_options.flags import ClosestNamesParser, add_flags, given_flags
 from sdpo_options.stop import STOPPED_EXIT, resume_command, stop_signals
 

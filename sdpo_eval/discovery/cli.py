@@ -6,8 +6,8 @@
     python -m sdpo_eval.discovery pack --out-dir DIR --task demo --budget 64              # report + start-up table
     python -m sdpo_eval.discovery sample --recipe sdpo_demo --problems a,b --budget 64 --runs best_of_k:1 \\
         --out-dir DIR/runs                                                              # the sampler alone
-    python -m sdpo_eval.discovery merge --chunk-dir A --chunk-dir B --out M             # several calls' runs
-    python -m sdpo_eval.discovery startup --run-dir DIR/runs --out PREFIX               # the start-up table alone
+    python -m sdpo_eval.discovery merge --chunk-dir A --chunk-dir B --out-dir M         # several calls' runs
+    python -m sdpo_eval.discovery startup --run-dir DIR/runs --out-prefix PREFIX        # the start-up table alone
     python -m sdpo_eval.discovery methods                                               # the table of methods
 
 `run` is the whole job (`launcher.py`): problem choice by base rate, the sampler baselines and the verl runs side by
@@ -28,9 +28,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from lean_env import cli_checks
 from sdpo_eval import report_recheck
 from sdpo_eval.discovery.methods import FIGURE_METHODS, METHODS
+from sdpo_options import cli_checks
+from sdpo_options.flags import deprecated_alias
 
 
 def _names(text: str) -> list[str]:
@@ -56,11 +57,12 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
                         ("max_parallel", "at most this many verl runs at once (0: as the memory holds)"),
                         ("save_freq", "checkpoint every N steps, to resume a cut run (-1: none)"),
                         ("run_timeout_s", "end a run after this many seconds (0: never)"),
-                        ("sampler_backend", "the sampler's engine: vllm | transformers"),
+                        ("sampler_engine", "the sampler's engine: vllm | transformers"),
                         ("sampler_kv_cache_bytes", "the sampler's fixed vLLM KV cache")):
         default = defaults[flag].default
         parser.add_argument("--" + flag.replace("_", "-"), type=type(default), default=default,
                             help=f"{about} (default: %(default)s)")
+    deprecated_alias(parser, "--sampler-backend", "--sampler-engine")
     parser.add_argument("--call", default="", help="how the job was called, kept in the report")
 
 
@@ -85,7 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--n-boot", type=int, default=2000,
                      help="bootstrap resamples over problems (default: %(default)s)")
     rep.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
-    rep.add_argument("--out", type=Path, default=None, help="output prefix (default <run-dir>/discovery)")
+    rep.add_argument("--out-prefix", type=Path, default=None,
+                     help="output prefix: PREFIX.json, .png, .md (default <run-dir>/discovery)")
+    deprecated_alias(rep, "--out", "--out-prefix")
     rep.add_argument("--task", default="", help="the task, kept in the report")
     rep.add_argument("--call", default="", help="how the runs were called, kept in the report")
     rep.add_argument("--base-rate", type=Path, action="append", default=[], help="a base_rate.json (repeatable)")
@@ -95,10 +99,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="count the problems whose statement --data flags as defective (left out by default)")
     m = sub.add_parser("merge", help="several calls' runs into one folder, the furthest copy of each run")
     m.add_argument("--chunk-dir", type=Path, action="append", required=True, help="an unpacked chunk; repeatable")
-    m.add_argument("--out", type=Path, required=True, help="the merged folder (runs/, coverage.json)")
+    m.add_argument("--out-dir", type=Path, help="the merged folder (runs/, coverage.json); required")
+    deprecated_alias(m, "--out", "--out-dir")
     s = sub.add_parser("startup", help="the start-up table of launched runs")
     s.add_argument("--run-dir", type=Path, action="append", required=True, help="repeatable")
-    s.add_argument("--out", type=Path, required=True, help="output prefix (.json, .md)")
+    s.add_argument("--out-prefix", type=Path, help="output prefix: PREFIX.json, .md; required")
+    deprecated_alias(s, "--out", "--out-prefix")
     sub.add_parser("methods", help="the table of methods and their protocols")
     return parser
 
@@ -148,8 +154,8 @@ def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                    base_rate_files=args.base_rate, coverage=args.coverage, recheck=checked, n_boot=args.n_boot,
                    seed=args.seed)
     report["left_out_defective"] = defective
-    prefix = Path(args.out or ((run_dir or logs[0].parent) / "discovery")).expanduser()
-    if cli_checks.report([cli_checks.output_problem(f"{prefix}.json", "--out")]):
+    prefix = Path(args.out_prefix or ((run_dir or logs[0].parent) / "discovery")).expanduser()
+    if cli_checks.report([cli_checks.output_problem(f"{prefix}.json", "--out-prefix")]):
         return 2
     save(report, prefix, report_recheck.markdown(checked))
     for method, row in report["methods"].items():
@@ -173,14 +179,14 @@ def _other(args: argparse.Namespace) -> int:
     elif args.command == "merge":
         from sdpo_eval.discovery.merge import merge
 
-        coverage = merge(args.chunk_dir, args.out)
+        coverage = merge(args.chunk_dir, args.out_dir)
         cut = [run for run, row in coverage["in"].items() if not row["finished"]]
         print(f"{len(coverage['in'])} runs in ({len(cut)} cut: {', '.join(cut) or 'none'}): "
-              f"{args.out / 'coverage.json'}")
+              f"{args.out_dir / 'coverage.json'}")
     elif args.command == "startup":
         from sdpo_eval.discovery.startup import markdown, write
 
-        print(markdown(write(args.run_dir, args.out)))
+        print(markdown(write(args.run_dir, args.out_prefix)))
     else:
         for method in METHODS.values():
             print(f"{method.name:24} {method.protocol:8} {method.about}")
@@ -196,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         return sample(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
+    needed = {"merge": "out_dir", "startup": "out_prefix"}.get(args.command)
+    if needed and getattr(args, needed) is None:   # not required=True: the deprecated --out may give it
+        parser.error(f"the following arguments are required: --{needed.replace('_', '-')}")
     try:
         if args.command == "run":
             return _run(args)

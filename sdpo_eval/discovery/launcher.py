@@ -74,7 +74,7 @@ class Job:
     max_parallel: int = 0  # 0: as many verl runs at once as the GPU memory holds
     save_freq: int = 8
     run_timeout_s: float = 0.0  # 0: none
-    sampler_backend: str = "vllm"
+    sampler_engine: str = "vllm"
     sampler_kv_cache_bytes: int = 2_000_000_000
     overrides: tuple[str, ...] = ()
     call: str = ""
@@ -98,9 +98,9 @@ class Job:
         print(line, flush=True)
 
     def sampler_flags(self) -> list[str]:
-        """The sampler's engine flags: its backend and, for vLLM, its fixed KV cache (it shares the GPU)."""
-        kv = ["--vllm-kv-cache-bytes", str(self.sampler_kv_cache_bytes)] if self.sampler_backend == "vllm" else []
-        return ["--backend", self.sampler_backend, *kv]
+        """The sampler's engine flags: its engine and, for vLLM, its fixed KV cache (it shares the GPU)."""
+        kv = ["--vllm-kv-cache-bytes", str(self.sampler_kv_cache_bytes)] if self.sampler_engine == "vllm" else []
+        return ["--engine", self.sampler_engine, *kv]
 
 
 def choose_problems(job: Job, dry_run: bool = False) -> list[str]:

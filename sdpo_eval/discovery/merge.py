@@ -1,6 +1,6 @@
 """The merge of discovery runs brought back by several device calls, cut runs included (issue 47 part 2).
 
-    python -m sdpo_eval.discovery merge --chunk-dir A [--chunk-dir B ...] --out DIR
+    python -m sdpo_eval.discovery merge --chunk-dir A [--chunk-dir B ...] --out-dir DIR
         # DIR/runs/.../<method>/seed<s>/ (what `report --run-dir DIR/runs` reads) and DIR/coverage.json
 
 A chunk is what one call brought back (its discovery_raw.tar.gz, unpacked): runs/[<task>/]<method>/seed<s>/ with

@@ -40,14 +40,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lean_env import cli_checks
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.valid import valid_record
 from sdpo_eval.discovery.methods import METHODS
 from sdpo_eval.discovery.runs import finished
-from sdpo_eval.engines import Completion, Engine, EngineOptions, ModelSpec, SamplingParams, VllmEngine, load_engine
+from sdpo_eval.engines import (
+    Completion,
+    Engine,
+    EngineMissing,
+    EngineOptions,
+    ModelSpec,
+    SamplingParams,
+    VllmEngine,
+    load_engine,
+)
 from sdpo_eval.prover_eval import attempt_samples
-from sdpo_options.flags import add_flags, from_flags
+from sdpo_options import cli_checks
+from sdpo_options.flags import add_flags, deprecated_alias, from_flags
 
 SAMPLER_METHODS = tuple(name for name, m in METHODS.items() if m.protocol == "sampler")
 RewardFn = Callable[..., Any]
@@ -279,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, required=True, help="one sub-folder per method and seed")
     parser.add_argument("--keep-going", action="store_true", help="spend the whole budget (base rates)")
     add_flags(parser, EngineOptions)
+    deprecated_alias(parser, "--backend", "--engine")
     parser.add_argument("--vllm-kv-cache-bytes", type=int, default=None,
                         help="vLLM: a fixed KV cache (for sharing the GPU with training runs)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of the recipe (after --)")
@@ -300,7 +310,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if cli_checks.report(setting.reward_problems):   # before any model loads: nothing would be judged
         return 3
-    engine = _engine(setting.model, from_flags(EngineOptions, args), args.vllm_kv_cache_bytes)
+    try:
+        engine = _engine(setting.model, from_flags(EngineOptions, args), args.vllm_kv_cache_bytes)
+    except EngineMissing as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
     results = run_all(setting, engine, runs, args.budget, out_dir, not args.keep_going,
                       tokenizer=getattr(engine, "tokenizer", None))
     for r in results:
@@ -317,7 +331,7 @@ def _engine(model: str, options: EngineOptions, kv_cache_bytes: int | None) -> E
     # composing the recipe imported verl, which touches CUDA: vLLM's engine process must be spawned, not forked
     # ("Cannot re-initialize CUDA in forked subprocess", seen on the H100 on 2026-12-06)
     os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
-    if options.backend == "vllm" and kv_cache_bytes:
+    if options.engine == "vllm" and kv_cache_bytes:
         return VllmEngine(ModelSpec.parse(model), gpu_memory_utilization=0.05,
                           extra={"kv_cache_memory_bytes": kv_cache_bytes, "enforce_eager": True})
     return load_engine(ModelSpec.parse(model), options)

@@ -1,6 +1,6 @@
 """Start-up of verl runs, phase by phase, from their stdout logs (issue 47 part 1).
 
-    python -m sdpo_eval.discovery startup --run-dir RAW/runs [--run-dir ...] --out bench/ttrl/results/startup
+    python -m sdpo_eval.discovery startup --run-dir RAW/runs [--run-dir ...] --out-prefix bench/ttrl/results/startup
 
 Each run folder (any depth under --run-dir) holds stdout.log, or the lines of it that matter (startup_lines.log),
 with the `sdpo_lean/startup <phase> <t>` marks (sdpo_ext.startup.timeline), and launch.json ({"launched_at": t,

@@ -9,28 +9,20 @@ they need not import the plugin.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
     """The checks of `python -m verl.trainer.main_ppo <argv>`; the exit code of the module docstring."""
-    import verl  # loads the sdpo-lean plugin: the recipe group's search path, resolvers, registries
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
     from sdpo_ext.startup.checks import problems_message, startup_problems
+    from sdpo_ext.startup.compose import compose_ppo
 
     overrides = sys.argv[1:] if argv is None else argv
-    GlobalHydra.instance().clear()
     try:
-        with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"),
-                                   version_base=None):
-            config = compose(config_name="ppo_trainer", overrides=list(overrides))
+        config = compose_ppo(overrides)
     except Exception as e:  # noqa: BLE001 - Hydra's override and composition errors: all mean "fix the overrides"
-        print(f"error: the overrides do not compose: {e} (check each key=value against the recipe)", file=sys.stderr)
+        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__   # Hydra adds a caret line
+        print(f"error: the overrides do not compose: {why} (check each key=value against the recipe)", file=sys.stderr)
         return 2
-    finally:
-        GlobalHydra.instance().clear()
     problems = startup_problems(config)
     if problems:
         print(problems_message(problems), file=sys.stderr)

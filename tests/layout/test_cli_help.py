@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import re
 
 import pytest
 
 ENTRY_POINTS = ("sdpo_data.prepare", "sdpo_data.smollm2", "sdpo_data.addition_rows", "sdpo_data.toy_lean",
                 "reward.lean.cli", "sdpo_eval.math_eval", "sdpo_eval.prover_eval", "sdpo_eval.discovery.cli",
-                "sdpo_eval.discovery.sampler",                 "sdpo_eval.curves", "sdpo_eval.recheck")
+                "sdpo_eval.discovery.sampler", "sdpo_eval.curves", "sdpo_eval.recheck")
 
 
 class _Built(Exception):
@@ -53,3 +54,24 @@ def test_an_option_with_a_default_says_what_it_is(module_name, monkeypatch):
               if action.default not in (None, False, [], argparse.SUPPRESS) and action.required is False
               and "default" not in (action.help or "") and str(action.default) not in (action.help or "")]
     assert silent == [], f"python -m {module_name}: defaults not shown: {silent}"
+
+
+def texts(parser: argparse.ArgumentParser, name: str = "") -> list[tuple[str, str]]:
+    """(where, text) of the parser's description and of every option's help, its subcommands' included."""
+    found = [(f"{name}description", parser.description or "")]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                found += texts(sub, f"{name}{sub_name} ")
+        elif action.option_strings:
+            found.append((name + action.option_strings[-1], action.help or ""))
+    return found
+
+
+@pytest.mark.parametrize("module_name", ENTRY_POINTS)
+def test_no_help_text_runs_two_lines_into_one(module_name, monkeypatch):
+    """A backslash line continuation in a non-raw docstring joins two lines with a run of spaces (issue 58 item 4);
+    runs of spaces before a `#` comment (aligned examples) are meant."""
+    joined = [f"{where}: {line.strip()[:100]}" for where, text in texts(parser_of(module_name, monkeypatch))
+              for line in text.splitlines() if re.search(r"\S {3,}(?!#)\S", line)]
+    assert joined == [], f"python -m {module_name}: lines joined by a continuation: {joined}"

@@ -27,10 +27,11 @@ ALLOWED = {
     "sdpo_eval": {"sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data"},
     "sdpo_ext": {"sdpo_attempts", "sdpo_options"},
 }
-# besides ALLOWED, modules of sdpo_ext's pure core a package may import (dotted prefixes): the reprompt baseline of
-# set discovery samples from the very teacher contexts SDPO builds (sdpo_eval.discovery.sampler), and the discovery
-# report's start-up table reads the marks verl runs print (sdpo_ext.startup.timeline: stdlib only)
-PURE_CORE_IMPORTS = {"sdpo_eval": ("sdpo_ext.teacher", "sdpo_ext.startup.timeline")}
+# besides ALLOWED, modules of sdpo_ext a package may import (dotted prefixes): the reprompt baseline of set discovery
+# samples from the very teacher contexts SDPO builds (sdpo_eval.discovery.sampler), the discovery report's start-up
+# table reads the marks verl runs print (sdpo_ext.startup.timeline: stdlib only), and the sampler composes its recipe
+# with the one helper the pre-flight and the tests use (sdpo_ext.startup.compose: verl and Hydra, imported lazily)
+PURE_CORE_IMPORTS = {"sdpo_eval": ("sdpo_ext.teacher", "sdpo_ext.startup.timeline", "sdpo_ext.startup.compose")}
 # the pure folders of sdpo_ext (docs/sdpo_math.md): the stdlib, torch, numpy, sdpo_options (stdlib only: a config
 # field's `option`) and each other only, no verl
 PURE_FOLDERS = ("sdpo_ext/loss", "sdpo_ext/teacher")
@@ -115,3 +116,25 @@ def test_the_verl_free_parts_of_the_glue_import_only_what_they_claim(part):
              if name.split(".")[0] not in set(sys.stdlib_module_names) | tops
              and not any(name == own or name.startswith(own + ".") for own in ours)}
     assert not wrong, sorted(wrong)
+
+
+@pytest.mark.parametrize("module", ["sdpo_eval.math_eval", "sdpo_eval.curves"])
+def test_the_math_and_plotting_commands_do_not_load_the_lean_package(module):
+    """Their generic CLI checks live on the ground floor (`sdpo_options.cli_checks`, issue 58 item 7): importing the
+    command, with everything it imports in turn, loads no module of lean_env."""
+    import subprocess
+
+    code = f"import sys, {module}; print(sorted(m for m in sys.modules if m.split('.')[0] == 'lean_env'))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", f"{module} loads {done.stdout.strip()}"
+
+
+def test_one_helper_composes_verl_config():
+    """Tests, the pre-flight and the tools compose a recipe through `sdpo_ext.startup.compose` only (issue 58 item
+    7: there were three copies of Hydra's initialize/compose)."""
+    home = ROOT / "sdpo_ext" / "startup" / "compose.py"
+    copies = sorted(str(path.relative_to(ROOT)) for folder in (*OURS, "tests", "bench")
+                    for path in (ROOT / folder).rglob("*.py")
+                    if path not in (home, Path(__file__).resolve()) and "initialize_config_dir" in path.read_text())
+    assert copies == [], copies

@@ -6,16 +6,14 @@ from pathlib import Path
 
 import pytest
 import verl  # noqa: F401  (loads the sdpo-lean plugin: resolvers, registries)
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
 from lean_env.options import option_fields
 from reward.lean.score import resolve_config
 from sdpo_ext.startup.checks import UnknownConfigKeyError, check_config_keys
+from sdpo_ext.startup.compose import compose_recipe
 
-VERL_CONFIG_DIR = str(Path(verl.__file__).parent / "trainer" / "config")
 MODELS = {
     "kimina_1_7b": "AI-MO/Kimina-Prover-RL-1.7B",
     "kimina_distill_1_7b": "AI-MO/Kimina-Prover-Distill-1.7B",
@@ -40,10 +38,6 @@ ALGORITHM_KEY_PREFIXES = (
 )
 
 
-def compose_recipe(name: str, overrides: tuple[str, ...] = ()):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=VERL_CONFIG_DIR, version_base=None):
-        return compose(config_name="ppo_trainer", overrides=[f"+recipe={name}", *overrides])
 
 
 def flat(cfg) -> dict:
@@ -328,9 +322,7 @@ def every_recipe() -> dict:
     recipes = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "recipes" / "recipe").glob("*.yaml"))
     composed = {}
     for name in recipes:
-        GlobalHydra.instance().clear()
-        with initialize_config_dir(config_dir=VERL_CONFIG_DIR, version_base=None):
-            composed[name] = compose(config_name="ppo_trainer", overrides=[f"+recipe={name}"], return_hydra_config=True)
+        composed[name] = compose_recipe(name, return_hydra_config=True)
     return composed
 
 

@@ -22,8 +22,8 @@ def test_model_spec_parse(tmp_path):
     assert ModelSpec.parse(str(tmp_path), "m.Q4.gguf").label == f"{tmp_path}/m.Q4.gguf"
     with pytest.raises(FileNotFoundError):
         ModelSpec.parse(str(tmp_path / "absent.gguf"))
-    with pytest.raises(ValueError, match="backend"):
-        load_engine(ModelSpec("x"), EngineOptions(backend="tgi"))
+    with pytest.raises(ValueError, match="engine"):
+        load_engine(ModelSpec("x"), EngineOptions(engine="tgi"))
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_the_engine_loads_torch_with_passive_cpu_threads_unless_told_otherwise(g
     import sys
 
     code = ("import os, sys\nfrom sdpo_eval.engines import EngineOptions, ModelSpec, load_engine\ntry:\n"
-            "    load_engine(ModelSpec('x'), EngineOptions(backend='none'))\nexcept ValueError:\n    pass\n"
+            "    load_engine(ModelSpec('x'), EngineOptions(engine='none'))\nexcept ValueError:\n    pass\n"
             "print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     env.update({"OMP_WAIT_POLICY": given} if given else {})

@@ -99,7 +99,7 @@ def test_raw_prompt_adds_stop_string(tmp_path, engines):
     (["--model", "a", "--temperature", "-1"], "--temperature must be"),
     (["--model", "a", "--max-new-tokens", "0"], "--max-new-tokens"),
     (["--model", "a", "--batch-size", "0"], "--batch-size"),
-    (["--model", "a", "--resume"], "--resume needs --log"),
+    (["--model", "a", "--resume"], "--resume needs --sample-log"),
     (["--model", "a", "--dtype", "int3"], "--dtype"),
 ])
 def test_argument_errors_before_any_model(argv, message, engines, capsys):
@@ -146,7 +146,7 @@ def test_sample_log_and_resume(tmp_path, engines):
     table, loaded = engines
     src = _write(tmp_path / "m.jsonl", PROBLEMS)
     log = tmp_path / "samples.jsonl"
-    argv = ["--model", "model_a", "--input", src, "--log", str(log), "--seed", "5"]
+    argv = ["--model", "model_a", "--input", src, "--sample-log", str(log), "--seed", "5"]
     assert math_eval.main(argv) == 0
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert lines[0]["header"]["models"] == ["model_a"] and len(lines) == 4
@@ -166,7 +166,8 @@ def test_sample_log_and_resume(tmp_path, engines):
 
     n_loads = len(loaded)
     assert math_eval.main(argv + ["--resume"]) == 0 and len(loaded) == n_loads  # nothing left: no model load
-    assert math_eval.main(["--model", "model_a", "--input", src, "--log", str(log), "--seed", "6", "--resume"]) == 2
+    assert math_eval.main(["--model", "model_a", "--input", src, "--sample-log", str(log), "--seed", "6",
+                           "--resume"]) == 2
 
 
 def test_n_samples_pass_and_majority(tmp_path, engines, capsys):
@@ -251,7 +252,8 @@ def test_smollm2_end_to_end_on_cpu(tmp_path, smollm2_gguf):
     src = _write(tmp_path / "math.jsonl", PROBLEMS[:2])
     out, log = tmp_path / "smol.json", tmp_path / "smol.jsonl"
     assert math_eval.main(["--model", str(smollm2_gguf), "--input", src, "--max-new-tokens", "8", "--num-shots", "1",
-                           "--backend", "transformers", "--batch-size", "2", "--out", str(out), "--log", str(log)]) == 0
+                           "--engine", "transformers", "--batch-size", "2", "--out", str(out),
+                           "--sample-log", str(log)]) == 0
     report = json.loads(out.read_text())
     rows = report["samples"][str(smollm2_gguf)]
     assert len(rows) == 2 and all(0 < r["num_tokens"] <= 8 for r in rows)
@@ -267,7 +269,7 @@ def test_a_model_that_cannot_load_is_one_error_line_and_its_empty_log_does_not_b
 
     src = _write(tmp_path / "m.jsonl", PROBLEMS)
     log = tmp_path / "samples.jsonl"
-    argv = ["--model", "no/such-model", "--input", src, "--log", str(log)]
+    argv = ["--model", "no/such-model", "--input", src, "--sample-log", str(log)]
     real = math_eval.load_engine
     monkeypatch.setattr(math_eval, "load_engine", missing)
     assert math_eval.main(argv) == 2
@@ -275,7 +277,7 @@ def test_a_model_that_cannot_load_is_one_error_line_and_its_empty_log_does_not_b
     assert "error: --model no/such-model: cannot be loaded (OSError: no/such-model is not a local folder" in err
     assert "more lines" not in err and "Traceback" not in err
     monkeypatch.setattr(math_eval, "load_engine", real)
-    assert math_eval.main(["--model", "model_a", "--input", src, "--log", str(log)]) == 0  # the header-only log
+    assert math_eval.main(["--model", "model_a", "--input", src, "--sample-log", str(log)]) == 0  # the header-only log
     assert len(log.read_text().splitlines()) == 1 + len(PROBLEMS)
 
 
@@ -299,7 +301,7 @@ def test_a_chat_template_that_opens_think_needs_the_grading_flag(tmp_path, engin
     assert table["model_a"].calls
 
 
-@pytest.mark.parametrize("flag", ["--out", "--log"])
+@pytest.mark.parametrize("flag", ["--out", "--sample-log"])
 def test_an_output_it_cannot_write_is_one_error_before_any_model(tmp_path, engines, capsys, flag):
     """Found after generation, with a raw traceback, the results were lost (issue 50); the blocking file stays."""
     blocker = tmp_path / "a_file"
@@ -324,5 +326,5 @@ def test_the_log_keeps_the_problem_order_whatever_order_the_grades_come_in(tmp_p
     monkeypatch.setattr(math_eval, "grade", grade)
     log = tmp_path / "samples.jsonl"
     assert math_eval.main(["--model", "model_a", "--input", _write(tmp_path / "m.jsonl", PROBLEMS),
-                           "--log", str(log)]) == 0
+                           "--sample-log", str(log)]) == 0
     assert [json.loads(line)["id"] for line in log.read_text().splitlines()[1:]] == ["p1", "p2", "p3"]

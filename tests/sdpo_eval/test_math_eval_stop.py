@@ -1,6 +1,6 @@
 """A stopped `sdpo_eval.math_eval` keeps every graded sample: a real SIGINT or SIGTERM sent to a running evaluation
-(a slow stand-in engine, generating two samples a call) leaves each sample graded so far in `--log`, ends with one
-line giving the exact `--resume` command and no traceback, and that command draws exactly the samples left."""
+(a slow stand-in engine, generating two samples a call) leaves each sample graded so far in `--sample-log`, ends with
+one line giving the exact `--resume` command and no traceback, and that command draws exactly the samples left."""
 from __future__ import annotations
 
 import json
@@ -62,7 +62,7 @@ def test_a_stop_keeps_each_graded_sample_and_names_the_resume_command(tmp_path, 
     src = tmp_path / "toy.jsonl"
     src.write_text("".join(json.dumps(p) + "\n" for p in PROBLEMS))
     log = tmp_path / "samples.jsonl"
-    argv = ["--model", "slow", "--input", str(src), "--n", str(N), "--temperature", "0.7", "--log", str(log)]
+    argv = ["--model", "slow", "--input", str(src), "--n", str(N), "--temperature", "0.7", "--sample-log", str(log)]
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER)
     root = str(Path(__file__).parents[2])   # this checkout's packages, not another install's
@@ -97,4 +97,4 @@ def test_a_stop_keeps_each_graded_sample_and_names_the_resume_command(tmp_path, 
 
 def test_a_stop_without_a_log_says_nothing_was_kept():
     line = math_eval.stopped_line(None, None, 0, 24, ["--model", "m"])
-    assert line.startswith("interrupted: this run had no --log") and "--resume" in line
+    assert line.startswith("interrupted: this run had no --sample-log") and "--resume" in line

@@ -252,3 +252,29 @@ def test_a_misspelt_reward_kwarg_is_one_error_line_with_the_closest_key_and_exit
     assert line.startswith("error: --reward-kwarg: unknown Lean reward option 'recheck_projet' (did you mean "
                            "recheck_project")
     assert "known:" not in line and "backoff_s" not in line
+
+
+def test_the_recheck_settings_are_the_recheck_flags_and_the_old_reward_kwarg_still_works(data, fake_verifier,
+                                                                                        monkeypatch, capsys):
+    """The `--recheck-*` flags of `recheck` and `discovery report` (RecheckOptions through sdpo_options.flags) reach
+    pass@k's re-check and the reward; `--reward-kwarg recheck_tool=` is the deprecated spelling (issue 58 item 4)."""
+    monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: SeedEngine(SCRIPT))
+    argv = ["passk", "--model", "fake", "--data", str(data), "--n", "4", "--reward-kwarg", "backend=repl",
+            "--reward-kwarg", f"repl_command={FAKE_REPL}"]
+    assert prover_eval.main([*argv, "--recheck-tool", "lean4checker", "--recheck-project", "/ws"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: recheck_tool lean4checker recompiles the checked file")
+    assert prover_eval.main([*argv, "--reward-kwarg", "recheck_tool=lean4checker", "--recheck-project", "/ws"]) == 2
+    note, line = capsys.readouterr().err.strip().splitlines()
+    assert note == ("note: --reward-kwarg recheck_tool= is deprecated, use --recheck-tool (the old spelling goes in "
+                    "the next release)") and line.startswith("error: recheck_tool lean4checker recompiles")
+    assert prover_eval.main([*argv, "--recheck-tool", "comparator", "--reward-kwarg", "recheck_tool=comparator"]) == 2
+    assert "recheck_tool given both as a flag and as --reward-kwarg" in capsys.readouterr().err
+    prover_eval.main([*argv, "--no-recheck", "--recheck-timeout-s", "60"])
+    assert fake_verifier[-1][1] == {"backend": "repl", "repl_command": FAKE_REPL, "recheck_timeout_s": 60.0}
+
+
+def test_k_defaults_to_1_and_n_as_in_math_eval():
+    """One `--k` default in both tools (issue 58 item 4): pass@1 and pass@n."""
+    assert prover_eval.parse_ks(None, 8) == [1, 8] and prover_eval.parse_ks(None, 1) == [1]
+    assert prover_eval.parse_ks("1,4", 8) == [1, 4]

@@ -13,7 +13,17 @@ import pytest
 from lean_env.options import OWNERS as LEAN_OWNERS
 from reward.math.options import FLAG_PREFIX, MathGradingOptions
 from sdpo_eval.engines import EngineOptions
-from sdpo_options.flags import add_flags, block, check_types, flag_name, from_flags, option, options_of, parse_bool
+from sdpo_options.flags import (
+    add_flags,
+    block,
+    check_types,
+    deprecated_alias,
+    flag_name,
+    from_flags,
+    option,
+    options_of,
+    parse_bool,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("sdpo_attempts", "sdpo_options", "lean_env", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext")
@@ -141,3 +151,47 @@ def test_a_misspelt_subcommand_choice_or_flag_gets_the_closest_name(module, argv
     with pytest.raises(SystemExit) as stop:
         importlib.import_module(module).main(argv)
     assert stop.value.code == 2 and hint in capsys.readouterr().err
+
+
+def test_a_deprecated_alias_sets_the_new_flag_with_a_one_line_note(capsys):
+    parser = argparse.ArgumentParser()
+    add_flags(parser, EngineOptions)
+    deprecated_alias(parser, "--backend", "--engine")
+    assert parser.parse_args(["--backend", "transformers"]).engine == "transformers"
+    assert capsys.readouterr().err == ("note: --backend is deprecated, use --engine (the old spelling goes in the next "
+                                       "release)\n")
+    assert parser.parse_args([]).engine == "auto" and capsys.readouterr().err == ""
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--backend", "tgi"])   # the new flag's choices hold for the old spelling
+
+
+@pytest.mark.parametrize("module, argv, dest, value", [
+    ("sdpo_eval.math_eval", ["--model", "m", "--backend", "transformers"], "engine", "transformers"),
+    ("sdpo_eval.prover_eval", ["passk", "--model", "m", "--data", "d", "--n", "1", "--backend", "vllm"], "engine",
+     "vllm"),
+    ("sdpo_eval.discovery.sampler", ["--recipe", "r", "--problems", "a", "--budget", "1", "--runs", "best_of_k:1",
+                                     "--out-dir", "o", "--backend", "vllm"], "engine", "vllm"),
+    ("sdpo_eval.discovery.cli", ["run", "--task", "demo", "--budget", "1", "--out-dir", "o", "--sampler-backend",
+                                 "transformers"], "sampler_engine", "transformers"),
+    ("sdpo_eval.math_eval", ["--model", "m", "--log", "s.jsonl"], "sample_log", Path("s.jsonl")),
+    ("sdpo_eval.discovery.cli", ["merge", "--chunk-dir", "a", "--out", "m"], "out_dir", Path("m")),
+    ("sdpo_eval.discovery.cli", ["startup", "--run-dir", "r", "--out", "p"], "out_prefix", Path("p")),
+    ("sdpo_eval.discovery.cli", ["report", "--log", "a.jsonl", "--budget", "4", "--out", "p"], "out_prefix", Path("p")),
+])
+def test_the_renamed_flags_keep_their_old_spelling(module, argv, dest, value, monkeypatch, capsys):
+    """`--engine` (generation engine) is not the Lean `--backend` of reward.lean.cli, math_eval's `--sample-log` (an
+    output) is not the `--log` (an input) of recheck and discovery report, and `--out` is one file (a prefix is
+    `--out-prefix`, a folder `--out-dir`); the old spellings still work (docs/eval.md, "One vocabulary")."""
+    import importlib
+
+    parsed = {}
+
+    def capture(self, args=None, namespace=None):
+        parsed.update(vars(original(self, args, namespace)))
+        raise SystemExit(0)
+
+    original = argparse.ArgumentParser.parse_args
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
+    with pytest.raises(SystemExit):
+        importlib.import_module(module).main(argv)
+    assert parsed[dest] == value and "is deprecated, use --" in capsys.readouterr().err

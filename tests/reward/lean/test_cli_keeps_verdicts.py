@@ -10,7 +10,7 @@ import sys
 from lean_env.testing.fake_kimina import FakeKimina
 from reward.lean import cli
 from tests.reward.lean.test_cli_bad_rows import _run_in_thread, kimina_double  # noqa: F401 (fixture)
-from tests.reward.lean.test_verify_resume import lean, rows, verdicts, write_input  # noqa: F401 (fixture)
+from tests.reward.lean.test_cli_verify_resume import lean, rows, verdicts, write_input  # noqa: F401 (fixture)
 
 STATEMENT = "theorem t1 (x : ℝ) (h : x = 2) : x + 1 = 3 := by\n"
 

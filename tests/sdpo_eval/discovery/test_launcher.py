@@ -80,7 +80,7 @@ def calls(tmp_path: Path) -> list[str]:
 def job(tmp_path: Path, stand_in: Path, **fields) -> Job:
     return Job(**{"task": "toy_lean", "methods": ("best_of_k", "reprompt", "grpo", "srpo_shared"), "seeds": (1, 2),
                   "budget": 32, "out_dir": tmp_path / "job", "problems": ("p1", "p2", "p3"), "python": str(stand_in),
-                  "sampler_backend": "transformers", **fields})
+                  "sampler_engine": "transformers", **fields})
 
 
 def test_the_job_runs_every_method_and_seed_side_by_side_and_packs_the_report(tmp_path, stand_in):

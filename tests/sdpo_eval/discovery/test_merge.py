@@ -84,6 +84,6 @@ def test_chunks_of_other_problems_are_refused(tmp_path):
     with pytest.raises(ValueError, match="other demo problems"):
         discovery_chunks.merge([a, b], tmp_path / "merged")
     proc = subprocess.run([sys.executable, "-m", "sdpo_eval.discovery", "merge", "--chunk-dir", str(a),
-                           "--chunk-dir", str(b), "--out", str(tmp_path / "m")], cwd=ROOT, capture_output=True,
+                           "--chunk-dir", str(b), "--out-dir", str(tmp_path / "m")], cwd=ROOT, capture_output=True,
                           text=True)
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr

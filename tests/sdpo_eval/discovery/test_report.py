@@ -148,12 +148,12 @@ def test_a_problem_whose_statement_is_flagged_as_defective_is_never_counted_unle
     log.write_text("".join(json.dumps(r) + "\n" for r in synthetic_log()))
     out = tmp_path / "report"
     assert cli.main(["report", "--log", str(log), "--budget", "8", "--n-boot", "50", "--data", str(parquet),
-                     "--out", str(out)]) == 0
+                     "--out-prefix", str(out)]) == 0
     report = json.loads(out.with_suffix(".json").read_text())
     assert report["problems"] == ["p1", "p3"] and report["left_out_defective"] == {"p2": "0 = 0 over ℕ "
                                                                                        "(DeepSeek-Prover-V1.5#26)"}
     assert "left out 1 problems whose statement is flagged as defective: p2" in capsys.readouterr().out
     assert cli.main(["report", "--log", str(log), "--budget", "8", "--n-boot", "50", "--data", str(parquet),
-                     "--out", str(out), "--count-defective"]) == 0
+                     "--out-prefix", str(out), "--count-defective"]) == 0
     report = json.loads(out.with_suffix(".json").read_text())
     assert report["problems"] == ["p1", "p2", "p3"] and report["left_out_defective"] == {}

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from sdpo_eval.discovery import cli, startup
 from sdpo_ext.startup import timeline
 
@@ -21,7 +23,7 @@ def test_the_table_gives_seconds_since_launch_per_phase_and_config(tmp_path):
         "(vLLMHttpServer pid=9) INFO 12-06 init engine (profile, create kv cache, warmup model) took 12.50 seconds\n")
     run(runs / "demo/grpo/seed3", 1000.0, "before", {"trainer_init": 1060.0, "init_done": 1180.0})
     run(runs / "demo/grpo/seed2", 2000.0, "cut", {"trainer_init": 2020.0, "trainer_init_again": 1.0})
-    assert cli.main(["startup", "--run-dir", str(runs), "--out", str(tmp_path / "startup")]) == 0
+    assert cli.main(["startup", "--run-dir", str(runs), "--out-prefix", str(tmp_path / "startup")]) == 0
     data = json.loads((tmp_path / "startup.json").read_text())
     assert data["runs"]["demo/grpo/seed1"]["phases"] == {"trainer_init": 40.0, "init_done": 200.5,
                                                          "first_step_done": 300.0}
@@ -36,6 +38,12 @@ def test_the_table_gives_seconds_since_launch_per_phase_and_config(tmp_path):
 
 
 def test_no_launched_run_is_a_clear_error(tmp_path, capsys):
-    assert cli.main(["startup", "--run-dir", str(tmp_path), "--out", str(tmp_path / "s")]) == 2
+    assert cli.main(["startup", "--run-dir", str(tmp_path), "--out-prefix", str(tmp_path / "s")]) == 2
     assert "no launch.json" in capsys.readouterr().err
     assert startup.STARTUP_LINE.search("INFO Graph capturing finished in 3.5 sec")
+
+
+def test_startup_without_its_prefix_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["startup", "--run-dir", "r"])
+    assert stop.value.code == 2 and "required: --out-prefix" in capsys.readouterr().err

@@ -261,7 +261,7 @@ THINKING_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.cont
 @pytest.fixture
 def thinking_model(tmp_path, smollm2_tokenizer) -> Path:
     """A local tokenizer folder whose chat template opens <think> unless enable_thinking=false (Qwen3.5-4B's
-    generation-prompt branch, tests/reward/math/test_qwen3_5_template.py)."""
+    generation-prompt branch, tests/reward/math/test_score_qwen3_5_template.py)."""
     folder = tmp_path / "thinking_model"
     smollm2_tokenizer.save_pretrained(folder)
     config = {"actor_rollout_ref": {"model": {"path": str(folder), "custom_chat_template": THINKING_TEMPLATE}},

@@ -70,13 +70,13 @@ def test_the_no_update_verl_run_samples_like_the_trained_runs_and_never_updates(
 
 def test_the_sampler_runs_its_methods_and_seeds_in_one_process_into_the_same_layout(tmp_path):
     command = sampler_command([("reprompt", 2), ("best_of_k", 2)], "toy_lean", ["toy_add_7_5", "toy_mul_6_7"], 64,
-                              tmp_path, overrides=("data.max_response_length=128",), flags=["--backend", "vllm"],
+                              tmp_path, overrides=("data.max_response_length=128",), flags=["--engine", "vllm"],
                               python="python3")
     assert command[:4] == ["python3", "-m", "sdpo_eval.discovery", "sample"]
     assert command[command.index("--recipe") + 1] == "sdpo_toy_lean"
     assert command[command.index("--runs") + 1] == "reprompt:2,best_of_k:2"
     assert command[command.index("--out-dir") + 1] == str(tmp_path)  # the sampler adds <method>/seed<s> itself
-    assert command[command.index("--") + 1:] == ["data.max_response_length=128"] and "--backend" in command
+    assert command[command.index("--") + 1:] == ["data.max_response_length=128"] and "--engine" in command
     with pytest.raises(ValueError, match="verl run"):
         sampler_command([("grpo", 1)], "toy_lean", ["toy_add_7_5"], 8, tmp_path)
 
