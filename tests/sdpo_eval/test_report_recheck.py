@@ -212,7 +212,7 @@ def test_passk_cli_rechecks_by_default(data, fast_path, recheck_tools, monkeypat
     assert prover_eval.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: the report re-checks each counted proof out of process") and err.count("\n") == 1
-    assert "--reward-kwarg recheck_project=DIR" in err and "--no-recheck" in err
+    assert "--recheck-project DIR" in err and "--no-recheck" in err
     monkeypatch.setattr(prover_eval, "load_engine", lambda spec, options: ScriptEngine(["mismatch", ""]))
     out = tmp_path / "passk.json"
     assert prover_eval.main([*argv, "--reward-kwarg", "recheck_tool=comparator", "--reward-kwarg",
