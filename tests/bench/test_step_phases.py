@@ -14,7 +14,7 @@ from verl.utils import tensordict_utils as tu
 from sdpo_ext.config import sdpo_loss_selected
 from sdpo_ext.startup.checks import check_config_keys, sdpo_setting_errors
 from tests.bench.bench_scripts import on_path
-from tests.sdpo_ext.glue.cpu_platform import cpu_platform_installed
+from tests.sdpo_ext.cpu_platform import cpu_platform_installed
 
 on_path("step_time")
 from step_batch import StepBatch  # noqa: E402

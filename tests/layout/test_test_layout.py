@@ -10,8 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
-# sdpo_ext is not yet: tests/sdpo_ext/glue/ mirrors no package (its tests of trainer.py, worker.py, ... move next)
-MIRRORED = ("lean_env", "sdpo_attempts", "sdpo_options", "reward", "sdpo_data", "sdpo_eval")
+MIRRORED = ("lean_env", "sdpo_attempts", "sdpo_options", "reward", "sdpo_data", "sdpo_eval", "sdpo_ext")
 
 
 def misplaced(tests: Path, code: Path) -> list[str]:

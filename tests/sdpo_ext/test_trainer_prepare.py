@@ -3,7 +3,7 @@
 Checks: infra samples get response_mask = loss_mask = 0; every judged sample is in the attempt log; teacher
 prompts are built for failed samples (feedback) and masked where there is no signal, beside the old-log-prob pass and
 to the same fields as in line; TTRL stops after a valid proof (set-TTRL through the same hooks:
-tests/sdpo_ext/glue/test_ttrl_hooks.py).
+tests/sdpo_ext/ttrl/test_hooks.py).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The path users run: verl's real FSDP engine with padding removed and dynamic batch size, so several sequences share a
 micro-batch (packed into one row, kept apart by the attention), against the same step with one sequence per micro-batch.
 No stand-in engine: our worker (`SDPOActorRolloutRefWorker`, verl's ActorRolloutRefWorker) on the CPU platform of
-tests/sdpo_ext/glue/cpu_platform.py, driven for one training step as verl's trainer drives it
+tests/sdpo_ext/cpu_platform.py, driven for one training step as verl's trainer drives it
 (bench/step_time/step_batch).
 
 Packed: `attn_implementation=sdpa_varlen` (sdpo_ext.attention.varlen), `use_dynamic_bsz=true` with a token budget of
@@ -26,7 +26,7 @@ from verl.workers.utils.padding import no_padding_2_padding
 
 from tests.bench.bench_scripts import on_path
 from tests.bench.test_step_phases import random_rollout_batch
-from tests.sdpo_ext.glue.cpu_platform import CPU_CONFIG_OVERRIDES
+from tests.sdpo_ext.cpu_platform import CPU_CONFIG_OVERRIDES
 
 on_path("step_time")
 from step_phases import FAST, compose_config  # noqa: E402

@@ -5,7 +5,7 @@ SDPO loss hook computes the per-token log-probs (the hook does since the trainer
 
 Tiny random Qwen3 (hidden 64, 2 layers) with SmolLM2-135M-Instruct's tokenizer; the real kimina recipes with the
 benchmark's settings (bench/step_time/step_phases.overrides) and the CPU overrides of
-tests/sdpo_ext/glue/cpu_platform.py.
+tests/sdpo_ext/cpu_platform.py.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from verl.utils import tensordict_utils as tu
 
 from tests.bench.bench_scripts import on_path
 from tests.bench.test_step_phases import ground_truths, random_rollout_batch
-from tests.sdpo_ext.glue.cpu_platform import CPU_CONFIG_OVERRIDES
+from tests.sdpo_ext.cpu_platform import CPU_CONFIG_OVERRIDES
 
 on_path("step_time")
 from step_batch import InProcessWorkerGroup, StepBatch  # noqa: E402

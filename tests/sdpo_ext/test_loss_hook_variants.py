@@ -1,5 +1,5 @@
 """SRPO, SC-SDPO, token weighting and teacher temperature through SDPOLoss as verl's engine calls it (tiny Llama on
-CPU, batches from test_sdpo_loss_hook), against direct computations from the papers' definitions."""
+CPU, batches from test_loss_hook), against direct computations from the papers' definitions."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,7 @@ from verl.trainer.ppo.core_algos import compute_policy_loss_vanilla
 
 from sdpo_ext.loss.divergence import divergence
 from sdpo_ext.loss.logprobs import entropy, gather_logp, student_topk
-from tests.sdpo_ext.glue.test_sdpo_loss_hook import forward_logits, make_batch, nested, sdpo_loss
+from tests.sdpo_ext.test_loss_hook import forward_logits, make_batch, nested, sdpo_loss
 
 
 def run(model, data, prompts, responses, loss_fn, advantages=None):

@@ -23,7 +23,7 @@ from sdpo_eval.discovery.recipe import compose_recipe
 from sdpo_ext.startup import timeline
 from sdpo_ext.trainer import SDPOTrainer
 from sdpo_ext.ttrl.hooks import TTRL_SET_FILE
-from tests.sdpo_ext.glue.test_trainer_prepare import FakeBatch, FakeTQ, merged, nested, old_log_prob_step
+from tests.sdpo_ext.test_trainer_prepare import FakeBatch, FakeTQ, merged, nested, old_log_prob_step
 
 # two theorems of the toy set's valid split and two of its test split (TTRL looks names up in both)
 FOUR = ["toy_add_7_5", "toy_mul_6_7", "toy_div_36_4", "toy_lt_9_11"]

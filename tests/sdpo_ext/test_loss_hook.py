@@ -29,7 +29,7 @@ def nested(rows):
 
 
 def tiny_llama() -> LlamaForCausalLM:
-    """A tiny random Llama on CPU: the `model` fixture of tests/sdpo_ext/glue/conftest.py."""
+    """A tiny random Llama on CPU: the `model` fixture of tests/sdpo_ext/conftest.py."""
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)

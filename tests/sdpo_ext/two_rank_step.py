@@ -1,8 +1,8 @@
-"""One rank of tests/sdpo_ext/glue/test_teacher_ranks.py, run as a script:
+"""One rank of tests/sdpo_ext/test_worker_teacher_ranks.py, run as a script:
 
-    python tests/sdpo_ext/glue/two_rank_step.py RANK PORT ALGO MODEL_DIR WORK_DIR
+    python tests/sdpo_ext/two_rank_step.py RANK PORT ALGO MODEL_DIR WORK_DIR
 
-The CPU platform in a world of 2 (gloo), the real worker, one step of tests/sdpo_ext/glue/test_worker_in_process.py's
+The CPU platform in a world of 2 (gloo), the real worker, one step of tests/sdpo_ext/test_worker_in_process.py's
 batch, where rank 1 does not distil sample IDLE_SAMPLE; prints `RESULT <json>` with its metrics."""
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ def main(rank: int, port: int, algo: str, model_dir: Path, work_dir: Path) -> No
 
     from sdpo_ext.teacher import shared_prefix
     from sdpo_ext.trainer import SDPOTrainer
-    from tests.sdpo_ext.glue.cpu_platform import install_cpu_platform
-    from tests.sdpo_ext.glue.test_worker_in_process import step_batch, worker_for
+    from tests.sdpo_ext.cpu_platform import install_cpu_platform
+    from tests.sdpo_ext.test_worker_in_process import step_batch, worker_for
 
     os.environ.update(SDPO_DATA_DIR=str(work_dir / f"data{rank}"), SDPO_OUTPUT_DIR=str(work_dir / f"runs{rank}"))
     install_cpu_platform(rank, 2, port)

@@ -1,5 +1,5 @@
 """Two ranks of the real worker (verl's FSDP2 engine, gloo, CPU) through one SDPO step, where a sample that rank 0
-distils is not distilled on rank 1 (tests/sdpo_ext/glue/two_rank_step.py): the teacher's FSDP forward gathers its
+distils is not distilled on rank 1 (tests/sdpo_ext/two_rank_step.py): the teacher's FSDP forward gathers its
 weights from both ranks, so both must run the same teacher forwards, or the step hangs. A rank that has not finished
 within RANK_TIMEOUT_S fails the test."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sdpo_ext.glue.cpu_platform import free_port
+from tests.sdpo_ext.cpu_platform import free_port
 
 RANK_TIMEOUT_S = 150  # a passing step takes about 25 s here
 SCRIPT = Path(__file__).with_name("two_rank_step.py")
