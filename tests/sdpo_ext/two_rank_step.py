@@ -45,7 +45,7 @@ def main(rank: int, port: int, algo: str, model_dir: Path, work_dir: Path) -> No
 
 if __name__ == "__main__":
     # a `tests` package in site-packages (from some dependency) would shadow this repository's tests/ directory
-    repository = Path(__file__).resolve().parents[3]
+    repository = Path(__file__).resolve().parents[2]
     package = types.ModuleType("tests")
     package.__path__ = [str(repository / "tests")]
     sys.modules["tests"] = package
