@@ -205,15 +205,8 @@ class TTRLHooks:
         metrics["sdpo_lean/ttrl_batch_problems"] = len({sample.problem for sample in samples})
         if self.ttrl_queue is not None:
             self._ttrl_queue_observe(metrics)
-            return
-        if self.ttrl_set.finished:
-            solved = len(self.ttrl_set.solved())
-            logger.warning("TTRL: no problem left open at step %d (%d of %d solved); stopping after this step",
-                           self.global_steps, solved, len(self.ttrl_set.problems))
-            metrics["sdpo_lean/ttrl_end_step"] = self.global_steps
-            if self.global_steps < self.total_training_steps:
-                self._ttrl_cut_short_at = self.global_steps
-            self.total_training_steps = self.global_steps
+        elif self.ttrl_set.finished:
+            self._end_after_this_step(metrics)
 
     def _ttrl_queue_observe(self, metrics: dict) -> None:
         """The single protocol after a step's samples were counted: the queue moves on when its problem left (the
@@ -223,10 +216,16 @@ class TTRLHooks:
         if left is None:
             return
         self._ttrl_switch = {"from": left, "to": self.ttrl_queue.current, "step": self.global_steps}
-        if not self.ttrl_queue.finished:
+        if self.ttrl_queue.finished:
+            self._end_after_this_step(metrics)
+        else:
             self.total_training_steps = self.global_steps + self.ttrl_queue.steps_left()
-            return
-        logger.warning("TTRL queue: every problem done at step %d (%d of %d solved); stopping after this step",
+
+    def _end_after_this_step(self, metrics: dict) -> None:
+        """Nothing is left to train on: verl's loop stops after this step (once global_steps passes
+        total_training_steps); a run ended before its step limit gets its final checkpoint and validation in
+        `on_step_end`."""
+        logger.warning("TTRL: no problem left at step %d (%d of %d solved); stopping after this step",
                        self.global_steps, len(self.ttrl_set.solved()), len(self.ttrl_set.problems))
         metrics["sdpo_lean/ttrl_end_step"] = self.global_steps
         if self.global_steps < self.total_training_steps:

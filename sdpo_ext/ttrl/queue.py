@@ -98,7 +98,7 @@ class ProblemQueue:
             self.set.observe_records(step_records)
             if any(rec["problem"] == self.current for rec in step_records):
                 self.problem_steps += 1
-            while (name := self.advance()) is not None:
+            if (name := self.advance()) is not None:  # the next current problem is open: one leaves a step at most
                 left.append(name)
         return left
 
