@@ -66,3 +66,13 @@ def flagged_rows(paths) -> dict[str, str]:
             if reason:
                 flagged[extra["name"]] = reason
     return flagged
+
+
+def left_out(names, flagged: dict[str, str], counting: str) -> dict[str, str]:
+    """{name: defect} of the `names` (in their order) that `flagged` lists, announced in one printed line that ends
+    with what --count-defective does in the caller (`counting`): what a report or pass@k leaves out."""
+    out = {name: flagged[name] for name in names if name in flagged}
+    if out:
+        print(f"left out {len(out)} problems whose statement is flagged as defective: {', '.join(out)} "
+              f"(--count-defective {counting})")
+    return out

@@ -33,6 +33,7 @@ from lean_env.options import RecheckOptions
 from sdpo_attempts.log import AttemptLog
 from sdpo_attempts.pass_at_k import pass_at_k
 from sdpo_attempts.valid import valid_record
+from sdpo_data.statement_defects import left_out
 from sdpo_eval.engines import Completion, Engine, EngineMissing, EngineOptions, ModelSpec, SamplingParams, load_engine
 from sdpo_eval.report_recheck import ReportRecheck, recheck_samples, summary_line, unverified_error
 from sdpo_options import cli_checks
@@ -44,12 +45,10 @@ def without_defective(problems: list[dict[str, Any]], count_defective: bool
                       ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The problems but those whose statement the data flags as defective (`extra_info.statement_defect`:
     `sdpo_data.statement_defects`), and {name: defect} of those left out (printed); all of them when asked."""
-    left_out = {} if count_defective else {p["name"]: p["extra_info"].get("statement_defect") for p in problems
+    flagged = {} if count_defective else {p["name"]: p["extra_info"]["statement_defect"] for p in problems
                                           if p["extra_info"].get("statement_defect")}
-    if left_out:
-        print(f"left out {len(left_out)} problems whose statement is flagged as defective: {', '.join(left_out)} "
-              f"(--count-defective samples them)")
-    return [p for p in problems if p["name"] not in left_out], left_out
+    defective = left_out([p["name"] for p in problems], flagged, "samples them")
+    return [p for p in problems if p["name"] not in defective], defective
 
 
 def load_problems(paths: Sequence[str | Path], names: Sequence[str] | None = None) -> list[dict[str, Any]]:

@@ -126,14 +126,11 @@ def _without_defective(records: list[dict], args: argparse.Namespace) -> tuple[l
     """The records without the problems whose statement --data flags as defective (`sdpo_data.statement_defects`:
     vacuous, trivially true, a phantom variable), and {problem: defect} of those left out; all of them with
     --count-defective."""
-    from sdpo_data.statement_defects import flagged_rows
+    from sdpo_data.statement_defects import flagged_rows, left_out
 
     flagged = {} if args.count_defective else flagged_rows([Path(p).expanduser() for p in args.data])
-    left_out = {name: flagged[name] for name in sorted({rec["problem"] for rec in records} & set(flagged))}
-    if left_out:
-        print(f"left out {len(left_out)} problems whose statement is flagged as defective: {', '.join(left_out)} "
-              f"(--count-defective counts them)")
-    return [rec for rec in records if rec["problem"] not in left_out], left_out
+    defective = left_out(sorted({rec["problem"] for rec in records}), flagged, "counts them")
+    return [rec for rec in records if rec["problem"] not in defective], defective
 
 
 def _report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
