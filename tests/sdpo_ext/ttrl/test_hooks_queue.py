@@ -17,7 +17,8 @@ import pytest
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 
 from sdpo_ext.ttrl.hooks import INITIAL_STATE_DIR, SWITCH_MARK
-from tests.sdpo_ext.ttrl.test_hooks import FOUR, log_of, make, rollout, step, toy_dir  # noqa: F401
+from tests.sdpo_ext.test_trainer_prepare import FakeBatch, FakeTQ
+from tests.sdpo_ext.ttrl.test_hooks import FOUR, hooks, log_of, make, step, toy_dir  # noqa: F401
 
 SINGLE = (f"sdpo.ttrl.theorems=[{','.join(FOUR)}]", "sdpo.ttrl.protocol=single")
 
@@ -151,8 +152,6 @@ def test_verls_own_fit_loop_runs_the_queue_and_syncs_the_reset_weights_before_ea
     from verl.trainer.ppo.v1 import trainer_base
 
     from sdpo_ext.startup import timeline
-    from tests.sdpo_ext.test_trainer_prepare import FakeBatch, FakeTQ
-    from tests.sdpo_ext.ttrl.test_hooks import hooks
 
     build, calls = queued
     monkeypatch.setenv("VERL_FILE_LOGGER_PATH", str(tmp_path / "metrics.jsonl"))
