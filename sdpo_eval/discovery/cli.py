@@ -210,5 +210,6 @@ def main(argv: list[str] | None = None) -> int:
         return _other(args)
     except (ValueError, FileNotFoundError, RuntimeError) as e:
         message = str(e)
-        print(message if message.startswith("error:") else f"error: {message}", file=sys.stderr)
+        said = any(line.startswith("error:") for line in message.splitlines())   # a list of problems ends with it
+        print(message if said else f"error: {message}", file=sys.stderr)
         return 2

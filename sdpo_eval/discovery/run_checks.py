@@ -34,6 +34,8 @@ def preflight(command: Sequence[str]) -> str | None:
     start = next((i for i, line in enumerate(lines) if line.startswith((REFUSED, "error: "))), None)
     if start is None:
         return "\n".join(lines[-20:]) or f"the start-up checks exited {proc.returncode}"
+    if lines[start].startswith(REFUSED):   # the problems; their closing `error:` line is the launcher's own to write
+        return "\n".join(line for line in lines[start:] if not line.startswith("error: "))
     return "\n".join(lines[start:]).removeprefix("error: ")
 
 
@@ -60,8 +62,10 @@ def failure_line(what: str, returncode: int, run_dir: Path) -> str:
 
 
 def stop_on_preflight(command: Sequence[str]) -> None:
-    """Raise ValueError with the start-up checks' message when `command` would be refused (nothing started)."""
+    """Raise ValueError with the start-up checks' message, ending in its one `error:` line, when `command` would be
+    refused (nothing started)."""
     message = preflight(command)
     if message:
-        raise ValueError(f"{message}\n(no run started; the same checks refuse every run of this sweep)")
+        raise ValueError(f"{message}\nerror: no run started (the same start-up checks refuse every run of this sweep: "
+                         "fix what they name)")
 

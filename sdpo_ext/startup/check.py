@@ -2,7 +2,8 @@
 
 Composes verl's `ppo_trainer` config with the overrides, as `python -m verl.trainer.main_ppo <overrides>` does, and
 runs `checks.startup_problems` on it. Exit 0 and nothing printed when the run would start; else the refused run's
-message (`checks.problems_message`) on stderr and exit 1; exit 2 when the overrides do not compose. For launchers
+message (`checks.problems_message`: the problems, then one `error:` line) on stderr and exit 2, as the run itself
+would; exit 2 too when the overrides do not compose. For launchers
 that start several runs (`sdpo_eval.discovery run`): they learn what a machine lacks before the first run, and
 they need not import the plugin.
 """
@@ -13,7 +14,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     """The checks of `python -m verl.trainer.main_ppo <argv>`; the exit code of the module docstring."""
-    from sdpo_ext.startup.checks import problems_message, startup_problems
+    from sdpo_ext.startup.checks import REFUSED_EXIT_CODE, problems_message, startup_problems
     from sdpo_ext.startup.compose import compose_ppo
 
     overrides = sys.argv[1:] if argv is None else argv
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     problems = startup_problems(config)
     if problems:
         print(problems_message(problems), file=sys.stderr)
-        return 1
+        return REFUSED_EXIT_CODE
     return 0
 
 

@@ -31,7 +31,8 @@
 
 When: `StartupChecks`, a Hydra callback the recipes install, runs 1-7 before verl's `main_ppo` body, hence
 before Ray and before Hydra makes the run folder (so a refused run leaves none), and reports every problem in one
-message (exit code 1), the ones that block most first (CHECK_ORDER), so a fresh machine learns all it lacks at once.
+message ending in one `error:` line (exit code 2, bad input), the ones that block most first (CHECK_ORDER), so a
+fresh machine learns all it lacks at once.
 A check that raises is reported as one more problem, with the other checks still run: an exception in a callback
 would otherwise be only a warning from Hydra, and Ray would start.
 The callback runs 2 as well (`sdpo_refusals`); `SDPOTrainer.__init__` runs 1 (for runs started without the callback)
@@ -43,6 +44,7 @@ import dataclasses
 import difflib
 import inspect
 import io
+import sys
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import redirect_stderr, redirect_stdout
@@ -70,6 +72,7 @@ VERL_SECTION_ALIASES = {"actor_rollout_ref.ref.optim": "actor_rollout_ref.actor.
 # verl hands this block to `ray.init(**block)` (main_ppo.run_ppo): its keys are ray.init's keyword arguments, not the
 # two verl lists (`+ray_kwargs.ray_init.include_dashboard=false` is valid), and what is under them is free-form.
 RAY_INIT_BLOCK = "ray_kwargs.ray_init"
+REFUSED_EXIT_CODE = 2   # bad input: the exit code of every refusal of ours (docs/eval.md)
 
 
 @lru_cache(maxsize=1)
@@ -353,14 +356,18 @@ class StartupChecks(Callback):
 
 def _stop_on_problems(config: DictConfig) -> None:
     # Hydra 1.3 turns a callback's Exception into a warning and runs the job anyway; SystemExit is no Exception, so
-    # it stops the run here, with the message on stderr and exit code 1.
+    # it stops the run here, with the message on stderr and exit code 2 (bad input, as every CLI of ours).
     mark("preflight_start")
     problems = startup_problems(config)
     if problems:
-        raise SystemExit(problems_message(problems))
+        print(problems_message(problems), file=sys.stderr, flush=True)
+        raise SystemExit(REFUSED_EXIT_CODE)
     mark("preflight_done")
 
 
 def problems_message(problems: list[str]) -> str:
-    """The one message a refused run prints: every problem, one line each."""
-    return f"sdpo-lean found {len(problems)} problem(s) before starting:\n" + "\n".join(f"- {p}" for p in problems)
+    """The one message a refused run prints: every problem, one line each, then the one `error:` line every CLI of
+    ours ends a refusal with (docs/eval.md)."""
+    listed = "\n".join(f"- {p}" for p in problems)
+    return (f"sdpo-lean found {len(problems)} problem(s) before starting:\n{listed}\n"
+            f"error: the run was refused before starting ({len(problems)} problem(s) above: fix each, then run again)")

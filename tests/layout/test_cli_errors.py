@@ -37,6 +37,8 @@ BAD_INPUT = [
     ("sdpo_data.toy_lean", ["--out-dir", NO_FOLDER], 2),
     ("sdpo_ext.startup.check", ["recipe=sdpo_demo", "not an override"], 2),
     ("sdpo_ext.startup.check", ["recipe=sdpo_demo", "a=["], 2),
+    ("sdpo_ext.startup.check", ["+recipe=sdpo_toy_lean", "trainer.n_gpus_per_node=0"], 2),   # a refused run
+    ("verl.trainer.main_ppo", ["+recipe=sdpo_toy_lean", "trainer.n_gpus_per_node=0"], 2),    # the run itself
     ("reward.cli", ["verify", "x.jsonl"], 2),
 ]
 NO_VLLM = importlib.util.find_spec("vllm") is None

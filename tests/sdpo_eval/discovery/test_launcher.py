@@ -170,8 +170,10 @@ def test_the_start_up_checks_stop_the_job_before_its_first_run(tmp_path, monkeyp
     assert cli.main(["run", "--task", "toy_lean", "--problems", "toy_add_7_5", "--budget", "4", "--out-dir", str(out),
                      "--methods", "grpo,sdpo", "--seeds", "1,2"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: sdpo-lean found ") and "- MissingData: data.train_files: " in err
-    assert "python -m sdpo_data.toy_lean --out-dir" in err and "(no run started;" in err and "Traceback" not in err
+    assert err.startswith("sdpo-lean found ") and "- MissingData: data.train_files: " in err
+    assert "python -m sdpo_data.toy_lean --out-dir" in err and "Traceback" not in err
+    assert [line for line in err.splitlines() if "error:" in line] == [err.strip().splitlines()[-1]]
+    assert err.strip().splitlines()[-1].startswith("error: no run started (")
     assert not (out / "runs").exists()
 
 

@@ -118,7 +118,7 @@ def test_bad_data_stops_the_run_before_ray_each_problem_in_the_one_message(tmp_p
     proc = subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", "+recipe=sdpo_toy_lean", "sdpo.dataset=toyy",
                            f"data.val_files={tmp_path / 'BAD'}"], capture_output=True, text=True, timeout=120,
                           env=env, cwd=tmp_path)
-    assert proc.returncode == 1 and "sdpo-lean found" in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 2 and "sdpo-lean found" in proc.stderr, proc.stderr[-2000:]
     assert "- MissingData: sdpo.dataset=toyy names no prepared dataset (did you mean toy?" in proc.stderr
     assert f"- BadData: data.val_files: {tmp_path / 'BAD'} is not a parquet file" in proc.stderr
     assert "ray init kwargs" not in proc.stdout and "Traceback" not in proc.stderr
