@@ -38,8 +38,9 @@ class SDPOTeacherConfig(BaseConfig):
     `share_prompt_prefix` gives the same logits up to rounding. It is off by default: with SDPA (no flash-attn) its
     per-sample form made the teacher forward slower at 2K and 8K (bench/step_time/README.md, the fair step time):
     attending to a cached prefix loses SDPA's causal flash kernel. Its packed form (padding removed, sdpa_varlen or
-    fa4_varlen: each prefix once in the teacher's row) cuts the teacher's FLOPs to 0.55-0.72 of a full forward at 2K
-    (bench/step_time/results/teacher_tokens_cpu.json) and is not measured on a GPU yet.
+    fa4_varlen: each prefix once in the teacher's row) gives logits equal to the full forward's and, at 2K replies on
+    an H100, a teacher forward 0.60-0.68x of the full one and an SDPO step 1.05x GRPO's instead of 1.08-1.09x
+    (bench/step_time/README.md, 2026-12-07); it is not measured at 8K, where the Lean recipes run, so it stays off.
     """
 
     mode: str = option("ema", "which weights score the teacher context: ema | trust_region | frozen | live")
