@@ -3,10 +3,12 @@
 # each run's dynamic-batch token cap, before sourcing.
 #
 # SIDE_BY_SIDE: Hydra overrides that let the runs share the GPU: a fixed 2 GB vLLM KV cache each
-# (bench/common/share_gpu.sh explains why it is fixed), small token caps, one agent-loop and one reward worker, one
+# (bench/common/share_gpu.sh explains why it is fixed) for a context of prompt + response (not the model's own), small
+# token caps, one agent-loop and one reward worker, one
 # TransferQueue storage unit (ten runs shared one H200 and 16 CPU cores this way: bench/learning/README.md).
 SIDE_BY_SIDE=(actor_rollout_ref.rollout.gpu_memory_utilization=0.05
               +actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes=2000000000
+              "actor_rollout_ref.rollout.max_model_len='\${sdpo.sequence_tokens:\${data.max_prompt_length},\${data.max_response_length}}'"
               "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${SIDE_BY_SIDE_TOKENS:?set the token cap first}"
               "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=$SIDE_BY_SIDE_TOKENS"
               "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=$SIDE_BY_SIDE_TOKENS"

@@ -41,8 +41,6 @@ WATCH_S=${WATCH_S:-480}; WAIT_S=${WAIT_S:-540}
 SWITCH_PROBE=${SWITCH_PROBE:-0}; PROBE_GB=${PROBE_GB:-40}
 PROBE_PROBLEMS=${PROBE_PROBLEMS:-add_train_1,add_train_2,add_train_3,add_train_4}
 PROBE_MODEL=${PROBE_MODEL:-/tmp/rand_qwen3_1_7b}
-# vLLM's share of the GPU for the probe (the launcher gives each run 0.05, too little for 3.4 GB of 1.7B weights)
-PROBE_GPU_SHARE=${PROBE_GPU_SHARE:-0.3}
 export SDPO_DEMO_MODEL=${SDPO_DEMO_MODEL:-/tmp/smollm2} SDPO_DEMO_DATA_DIR=${SDPO_DEMO_DATA_DIR:-/tmp/demo_data}
 export SDPO_TOY_DATA_DIR=${SDPO_TOY_DATA_DIR:-/tmp/toy}
 
@@ -84,8 +82,7 @@ model.save_pretrained(sys.argv[2]); tok.save_pretrained(sys.argv[2])
 PY
   python3 -m sdpo_eval.discovery run --task demo --methods sdpo --seeds 1 --budget "$N" --problems "$PROBE_PROBLEMS" \
     --max-parallel 1 --save-freq -1 --out-dir "$DISC_DIR/probe" --call "switch probe, random Qwen3-1.7B shape" \
-    -- "actor_rollout_ref.model.path=$PROBE_MODEL" "actor_rollout_ref.rollout.n=$N" \
-    "actor_rollout_ref.rollout.gpu_memory_utilization=$PROBE_GPU_SHARE" "actor_rollout_ref.rollout.max_model_len=2048" >> "$DISC_DIR/probe.log" 2>&1
+    -- "actor_rollout_ref.model.path=$PROBE_MODEL" "actor_rollout_ref.rollout.n=$N" >> "$DISC_DIR/probe.log" 2>&1
 }
 
 probe() {  # the switch probe alone, in the foreground, into $OUT (a call of its own)

@@ -32,13 +32,17 @@ from sdpo_eval.discovery import commands, problems, run_checks, runs
 from sdpo_eval.discovery.methods import method as lookup
 
 # Runs that share one GPU and host (bench/common/side_by_side.sh has the same for the bench scripts): a fixed 2 GB
-# vLLM KV cache each, 4k-token micro-batches, one agent-loop and one reward worker, one TransferQueue storage unit.
+# vLLM KV cache each, for a context of the run's longest sequence (prompt + response; unset, verl takes the model's
+# max_position_embeddings, which a 1.7B Qwen3's 40,960 tokens overflow: vLLM stopped at its start on 2026-12-07; the
+# pre-flight's KVCache check names a run whose sequence still does not fit), 4k-token micro-batches, one agent-loop
+# and one reward worker, one TransferQueue storage unit.
 # free_cache_engine=False: vLLM never sleeps between rollouts; its sleep asserts that the GPU's free memory grew,
 # which the other runs' allocations can break (it ended SRPO seed 4 at step 4 on 2026-12-06).
 SIDE_BY_SIDE_TOKENS = 4096
 SIDE_BY_SIDE = (
     "actor_rollout_ref.rollout.gpu_memory_utilization=0.05",
     "+actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes=2000000000",
+    "actor_rollout_ref.rollout.max_model_len='${sdpo.sequence_tokens:${data.max_prompt_length},${data.max_response_length}}'",
     f"actor_rollout_ref.actor.ppo_max_token_len_per_gpu={SIDE_BY_SIDE_TOKENS}",
     f"actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={SIDE_BY_SIDE_TOKENS}",
     f"actor_rollout_ref.ref.log_prob_max_token_len_per_gpu={SIDE_BY_SIDE_TOKENS}",

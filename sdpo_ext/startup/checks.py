@@ -21,7 +21,8 @@
    `sdpo_ext.startup.data_files`, a parquet with verl's columns and rows), the model; and the
    reward function's own `preflight(reward_kwargs) -> list[str]` when its module defines one (the Lean reward asks
    its backend: a Kimina server's /health, or that the REPL command exists; the MATH reward, given the model's
-   rendered chat template, checks that `prompt_opens_think` matches it).
+   rendered chat template, checks that `prompt_opens_think` matches it); vLLM's KV cache, where it is given in bytes,
+   holds one sequence of the rollout's context (`sdpo_ext.startup.kv_cache`).
 
 6. TTRL names (`ttrl_problems`): `sdpo.ttrl.theorem` or each of `sdpo.ttrl.theorems` names a row of the data
    file, looked up by `TheoremFilterDataset` itself (its "not found ... Closest names" message), not only once Ray
@@ -59,6 +60,7 @@ from omegaconf import DictConfig, OmegaConf
 from sdpo_ext.startup.attention import attention_problems
 from sdpo_ext.startup.config_values import config_value_problems, target_dataclass
 from sdpo_ext.startup.data_files import data_file_problems
+from sdpo_ext.startup.kv_cache import kv_cache_problems
 from sdpo_ext.startup.preflight import data_problems, generation_prompt, gpu_problems, model_problems, visible_gpus
 from sdpo_ext.startup.small_host import TooFewCPUsError, check_cpu_budget
 from sdpo_ext.startup.timeline import mark
@@ -321,6 +323,7 @@ def startup_problems(config: DictConfig) -> list[str]:
         ("TooFewCPUsError", _raised(check_cpu_budget)),
         ("Attention", attention_problems),
         ("ModelNotFound", model_problems),
+        ("KVCache", kv_cache_problems),
         ("MissingData", data_problems),
         ("BadData", data_content_problems),
         ("RewardBackend", reward_problems),

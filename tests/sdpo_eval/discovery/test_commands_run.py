@@ -98,3 +98,27 @@ def test_the_launchers_side_by_side_overrides_pass_the_key_check_under_both_prot
     assert arr["actor"]["ppo_max_token_len_per_gpu"] == SIDE_BY_SIDE_TOKENS
     assert arr["rollout"]["free_cache_engine"] is False
     assert cfg["data"]["train_batch_size"] == (1 if method(name).protocol == "single" else 2)
+    assert arr["rollout"]["max_model_len"] == cfg["data"]["max_prompt_length"] + cfg["data"]["max_response_length"]
+
+
+def test_a_1p7b_model_side_by_side_fits_vllms_cache_at_the_runs_context(tmp_path, monkeypatch):
+    """The 2026-12-07 switch probe (a Qwen3-1.7B shape on the demo) stopped in vLLM's start: the 2 GB cache could not
+    hold the model's 40,960-token context. The launcher's runs take prompt + response as their context, which fits."""
+    import json
+
+    from omegaconf import OmegaConf
+
+    from sdpo_eval.discovery.launcher import SIDE_BY_SIDE
+    from sdpo_ext.startup.kv_cache import kv_cache_problems
+
+    monkeypatch.setenv("SDPO_DEMO_DATA_DIR", str(tmp_path / "demo"))
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps({
+        "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+        "hidden_size": 2048, "max_position_embeddings": 40960}))
+    argv = verl_command("sdpo", "demo", ["add_train_1"], 16, tmp_path / "r", 1,
+                        [*SIDE_BY_SIDE, f"actor_rollout_ref.model.path={tmp_path / 'm'}"], save_freq=-1)
+    cfg = OmegaConf.to_container(OmegaConf.create(compose_recipe("sdpo_demo", argv[4:])), resolve=True)
+    assert kv_cache_problems(cfg) == []
+    cfg["actor_rollout_ref"]["rollout"]["max_model_len"] = None   # verl's default: the model's context
+    assert kv_cache_problems(cfg) != []
