@@ -1,8 +1,11 @@
 """The single protocol's reset on verl's real FSDP engine (`SDPOActorRolloutRefWorker` in this process on CPU): a
-worker that saved its initial state (`sdpo_save_initial_state`), trained on problem A and was reset with verl's
-checkpoint load trains its first step on problem B exactly as a fresh worker does: the same old log-probs, the same
-loss and metrics, the same updated weights (Adam's moments and step count, the LR schedule), and for SDPO the same
-EMA teacher. The initial state survives verl's checkpoint rotation.
+worker that saved its initial state (`sdpo_save_initial_state`), trained on problem A and was reset trains its first
+step on problem B exactly as a fresh worker does: the same old log-probs, the same loss and metrics, the same updated
+weights (Adam's moments and step count, the LR schedule), and for SDPO the same EMA teacher. So it does whichever way
+it was reset: with verl's checkpoint load (`disk`), from the host-memory snapshot taken after the save (`memory`), or,
+in a worker that holds no snapshot (a resumed process: `sdpo_restore_initial_state` says False), with the checkpoint
+load, a snapshot right after it, and from then on from memory (`disk_then_memory`). The initial state survives verl's
+checkpoint rotation.
 
 The worker set-up and the step are test_worker_in_process's (the trainer's phases in its order, `StepBatch.step`).
 """
@@ -35,8 +38,24 @@ def first_step(worker, batch, sdpo: bool) -> dict:
             "teacher": parameters(worker.ref.engine) if sdpo else {}}
 
 
-@pytest.mark.parametrize("algo", ["grpo", "sdpo"])
-def test_problem_b_after_a_and_the_reset_trains_as_a_fresh_run_on_b(algo, model_dir, smollm2_tokenizer, cpu,
+def reset(worker, how: str, initial: str, problem_a, sdpo: bool) -> None:
+    """The single protocol's reset of a worker trained on A, `how` (the module docstring's three ways)."""
+    if how == "disk":
+        worker.load_checkpoint(initial, None, False)
+        return
+    if how == "memory":
+        assert worker.sdpo_restore_initial_state() is True
+        return
+    assert worker.sdpo_restore_initial_state() is False, "a worker without a snapshot restored from memory"
+    worker.load_checkpoint(initial, None, False)
+    worker.sdpo_snapshot_initial_state()
+    first_step(worker, problem_a, sdpo)  # A again, then the next reset comes from the snapshot
+    assert worker.sdpo_restore_initial_state() is True
+
+
+@pytest.mark.parametrize("algo,how", [("grpo", "disk"), ("sdpo", "disk"), ("grpo", "memory"), ("sdpo", "memory"),
+                                      ("sdpo", "disk_then_memory")])
+def test_problem_b_after_a_and_the_reset_trains_as_a_fresh_run_on_b(algo, how, model_dir, smollm2_tokenizer, cpu,
                                                                    tmp_path):
     sdpo = algo != "grpo"
     fresh = first_step(worker_for(step_batch(algo, model_dir, smollm2_tokenizer), algo),
@@ -47,10 +66,12 @@ def test_problem_b_after_a_and_the_reset_trains_as_a_fresh_run_on_b(algo, model_
     queued = worker_for(problem_b, algo)
     initial = str(tmp_path / "initial" / "actor")
     queued.sdpo_save_initial_state(initial)
+    if how == "memory":
+        queued.sdpo_snapshot_initial_state()
     trained_on_a = first_step(queued, problem_a, sdpo)
     moved = max((trained_on_a["actor"][k] - fresh["actor"][k]).abs().max().item() for k in fresh["actor"])
     assert moved > 1e-4, "training on A did not move the weights away from B's: the test would not see a reset"
-    queued.load_checkpoint(initial, None, False)
+    reset(queued, how, initial, problem_a, sdpo)
     after_reset = first_step(queued, problem_b, sdpo)
 
     torch.testing.assert_close(after_reset["log_probs"], fresh["log_probs"], rtol=0, atol=0)

@@ -3,10 +3,11 @@ them (the toy recipes composed as main_ppo composes them, TransferQueue a dict, 
 records what the trainer asks of it, and verl's weight sync is a recorded call too.
 
 Checks: one problem a step, in the set's order, with one prompt (a fresh `sdpo.ttrl.theorem=` run's batch and LR
-schedule); the initial state is saved before the first step and restored, before verl's weight sync, exactly when a
-problem follows one whose updates the weights carry; a switch line per problem; the run ends with the queue; a run
-killed mid-queue resumes at the open problem with the finished ones kept, and resets when the checkpoint's weights
-are another problem's; the shared protocol never saves or restores.
+schedule); the initial state is saved (files and host-memory snapshot) before the first step and restored, before
+verl's weight sync, exactly when a problem follows one whose updates the weights carry: from the snapshot, or, where
+the workers hold none (a resumed process), with verl's checkpoint load and a snapshot right after it; a switch line
+per problem; the run ends with the queue; a run killed mid-queue resumes at the open problem with the finished ones
+kept, and resets when the checkpoint's weights are another problem's; the shared protocol never saves or restores.
 """
 from __future__ import annotations
 
@@ -24,14 +25,25 @@ SINGLE = (f"sdpo.ttrl.theorems=[{','.join(FOUR)}]", "sdpo.ttrl.protocol=single")
 
 
 class RecordingWorkers:
-    """The actor worker group's calls the queue makes, in order, with verl's weight sync in the same list."""
+    """The actor worker group's calls the queue makes, in order, with verl's weight sync in the same list; a
+    Dispatch.ONE_TO_ALL call answers one value per rank (two ranks here), as Ray's worker group does."""
 
     def __init__(self, calls: list):
         self.calls = calls
+        self.snapshot_held = False  # a new process's workers hold no snapshot
 
     def sdpo_save_initial_state(self, path):
         os.makedirs(path, exist_ok=True)  # verl's checkpoint files go there
         self.calls.append(("save_initial", path))
+
+    def sdpo_snapshot_initial_state(self):
+        self.snapshot_held = True
+        self.calls.append(("snapshot",))
+        return [None, None]
+
+    def sdpo_restore_initial_state(self):
+        self.calls.append(("restore", self.snapshot_held))
+        return [self.snapshot_held] * 2
 
     def load_checkpoint(self, path, hdfs_path=None, del_local_after_load=False):
         self.calls.append(("load", path))
@@ -66,7 +78,7 @@ def test_the_queue_trains_one_problem_at_a_time_from_the_initial_state(queued, m
     assert trainer.total_training_steps == 4 * len(FOUR)
     trainer._load_checkpoint()
     initial = calls[0][1]
-    assert calls == [("save_initial", initial)] and initial.endswith(f"{INITIAL_STATE_DIR}/actor")
+    assert calls == [("save_initial", initial), ("snapshot",)] and initial.endswith(f"{INITIAL_STATE_DIR}/actor")
 
     drawn = []
     verdicts = {"toy_mul_6_7": "valid"}  # solved at its first step; the others spend their budget of 8
@@ -76,10 +88,11 @@ def test_the_queue_trains_one_problem_at_a_time_from_the_initial_state(queued, m
         trainer.on_step_end()
     assert drawn == [[FOUR[0]], [FOUR[0]], [FOUR[1]], [FOUR[2]], [FOUR[2]], [FOUR[3]], [FOUR[3]]]
     assert trainer.global_steps == trainer.total_training_steps == 7  # the run ended with the queue
-    # each reset comes before verl's weight sync of the step that ended a problem; none after the last one
-    assert calls[1:] == [("weight_sync", 1), ("load", initial), ("weight_sync", 2), ("load", initial),
-                         ("weight_sync", 3), ("weight_sync", 4), ("load", initial), ("weight_sync", 5),
-                         ("weight_sync", 6), ("weight_sync", 7)]
+    # each reset (from the snapshot) comes before verl's weight sync of the step that ended a problem; none after the
+    # last one
+    memory = ("restore", True)
+    assert calls[2:] == [("weight_sync", 1), memory, ("weight_sync", 2), memory, ("weight_sync", 3),
+                         ("weight_sync", 4), memory, ("weight_sync", 5), ("weight_sync", 6), ("weight_sync", 7)]
     moves = switches(capsys)
     assert [(s["from"], s["to"], s["step"]) for s in moves] == [
         (FOUR[0], FOUR[1], 2), (FOUR[1], FOUR[2], 3), (FOUR[2], FOUR[3], 5), (FOUR[3], None, 7)]
@@ -95,7 +108,7 @@ def test_a_run_without_updates_never_resets(queued, monkeypatch, capsys):
     while trainer.global_steps < trainer.total_training_steps:
         step(trainer, monkeypatch)
         trainer.on_step_end()
-    assert [c for c in calls if c[0] == "load"] == [] and len(switches(capsys)) == len(FOUR)
+    assert [c for c in calls if c[0] in ("load", "restore")] == [] and len(switches(capsys)) == len(FOUR)
 
 
 def test_a_run_killed_mid_queue_resumes_at_the_open_problem(queued, make, monkeypatch, tmp_path):  # noqa: F811
@@ -118,11 +131,16 @@ def test_a_run_killed_mid_queue_resumes_at_the_open_problem(queued, make, monkey
     resumed._load_checkpoint()
     queue = resumed.ttrl_queue
     assert (queue.current, queue.problem_steps) == (FOUR[1], 1) and resumed.ttrl_set.solved() == [FOUR[0]]
-    # the checkpoint's weights carry problem 0's update: reset before verl's sync at the end of its set-up
-    assert calls == [("load", resumed._initial_state_dir())] and queue.weights_of is None
+    # the checkpoint's weights carry problem 0's update: reset before verl's sync at the end of its set-up; the new
+    # process's workers hold no snapshot, so from the files, then snapshotted for the next resets
+    assert calls == [("restore", False), ("load", resumed._initial_state_dir()), ("snapshot",)]
+    assert queue.weights_of is None
     assert resumed.total_training_steps == 1 + 3 + 2 * 4
-    names, _, _ = step(resumed, monkeypatch)
+    names, _, _ = step(resumed, monkeypatch, lambda name, j: "valid")
     assert names == [FOUR[1]] and resumed.ttrl_set.problems[FOUR[1]].attempts == 8
+    calls.clear()
+    resumed.on_step_end()  # problem 1 solved: the next reset comes from the snapshot
+    assert calls == [("restore", True), ("weight_sync", 2)]
 
 
 def test_the_shared_protocol_never_saves_or_restores_an_initial_state(make, monkeypatch):  # noqa: F811
@@ -176,8 +194,9 @@ def test_verls_own_fit_loop_runs_the_queue_and_syncs_the_reset_weights_before_ea
     # problem 0 spends its budget in 2 steps, the other three are solved in one step each
     assert drawn == [[FOUR[0]], [FOUR[0]], [FOUR[1]], [FOUR[2]], [FOUR[3]]] and trainer.global_steps == 6
     initial = trainer._initial_state_dir()
-    assert calls == [("save_initial", initial), ("weight_sync", 1), ("load", initial), ("weight_sync", 2),
-                     ("load", initial), ("weight_sync", 3), ("load", initial), ("weight_sync", 4), ("weight_sync", 5)]
+    memory = ("restore", True)
+    assert calls == [("save_initial", initial), ("snapshot",), ("weight_sync", 1), memory, ("weight_sync", 2),
+                     memory, ("weight_sync", 3), memory, ("weight_sync", 4), ("weight_sync", 5)]
     logged = [json.loads(line) for line in open(tmp_path / "metrics.jsonl")]
     assert [row["step"] for row in logged] == [1, 2, 3, 4, 5]
     assert ["sdpo_lean/ttrl_reset_s" in row["data"] for row in logged] == [False, True, True, True, False]
