@@ -1,6 +1,7 @@
 """SDPO worker: verl's ActorRolloutRefWorker with the SDPO loss hook installed and the teacher: where its weights
 live (the reference engine for EMA / trust-region / frozen, the actor for live or LoRA), its forward, its EMA update and
-its checkpoint.
+its checkpoint, and the single TTRL protocol's initial state (`sdpo_save_initial_state` on disk, and a host-memory
+snapshot of it that `sdpo_restore_initial_state` restores: `sdpo_ext.ttrl.snapshot`).
 
 The teacher forward runs inside the loss hook's call (`sdpo_ext.loss_hook`), for the same micro-batch: the teacher
 weights (no grad) on [teacher prompt | same response tokens], on the inputs the teacher engine's own
@@ -27,7 +28,8 @@ from torch.distributed.tensor import DTensor
 from verl.single_controller.base.decorator import Dispatch, make_nd_compute_dataproto_dispatch_fn, register
 from verl.utils import tensordict_utils as tu
 from verl.utils.device import get_device_id, get_device_name
-from verl.workers.engine.fsdp.transformer_impl import FSDPEngineWithLMHead
+from verl.utils.fsdp_utils import load_fsdp_model_to_gpu, offload_fsdp_model_to_cpu, offload_fsdp_optimizer
+from verl.workers.engine.fsdp.transformer_impl import FSDPEngine, FSDPEngineWithLMHead
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
 from sdpo_ext.attention import fa4, varlen
@@ -46,6 +48,7 @@ from sdpo_ext.teacher.shared_prefix import (
     prefix_packing,
 )
 from sdpo_ext.teacher.weights import ema_update_, trust_region_logits
+from sdpo_ext.ttrl.snapshot import InitialState, host_copy, local_shards, restore_local_shards_
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +155,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
 
     sdpo_config: Optional[SDPOActorConfig] = None
     prefix_cache: Optional[PrefixKVCache] = None  # with sdpo.teacher.share_prompt_prefix
+    initial_state: Optional[InitialState] = None  # the single TTRL protocol's host-memory snapshot
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def init_model(self):
@@ -359,6 +363,9 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         local = lambda ps: [p.to_local() if hasattr(p, "to_local") else p for p in ps]  # noqa: E731
         ema_update_(local(teacher), local(student), self.sdpo_config.sdpo.teacher.update_rate)
 
+    def _has_ema_teacher(self) -> bool:
+        return self.sdpo_config is not None and self.sdpo_config.sdpo.teacher.mode == "ema"
+
     def _teacher_state_path(self, local_path: str) -> str:
         return os.path.join(local_path, TEACHER_STATE_DIR, f"rank_{self.rank}.pt")
 
@@ -366,7 +373,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
     def save_checkpoint(self, local_path, hdfs_path=None, global_step=0, max_ckpt_to_keep=None):
         """verl's checkpoint, plus this rank's EMA teacher weights (ema mode)."""
         super().save_checkpoint(local_path, hdfs_path, global_step, max_ckpt_to_keep)
-        if self.sdpo_config is None or self.sdpo_config.sdpo.teacher.mode != "ema":
+        if not self._has_ema_teacher():
             return
         names, teacher, _ = self._paired_parameters()
         path = self._teacher_state_path(local_path)
@@ -379,7 +386,7 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         """verl's resume, plus this rank's EMA teacher weights (ema mode); FileNotFoundError when the
         checkpoint has none for this rank."""
         path = self._teacher_state_path(local_path) if local_path else None
-        if self.sdpo_config is not None and self.sdpo_config.sdpo.teacher.mode == "ema" and path:
+        if self._has_ema_teacher() and path:
             if not os.path.exists(path):
                 raise FileNotFoundError(
                     f"checkpoint {local_path} has no EMA teacher state for rank {self.rank} ({path}); "
@@ -404,3 +411,45 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
         manager = getattr(self.actor.engine, "checkpoint_manager", None)
         if manager is not None and local_path in getattr(manager, "previous_saved_paths", []):
             manager.previous_saved_paths.remove(local_path)
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)
+    def sdpo_snapshot_initial_state(self):
+        """Keeps this rank's actor state, as verl's checkpoint holds it (local weight shards, optimizer, LR schedule,
+        RNG), and the EMA teacher's local shards, in host memory (`sdpo_ext.ttrl.snapshot.InitialState`); taken when
+        the state is the initial one (after `sdpo_save_initial_state`, or after loading it). Host memory: one fp32
+        copy of the actor's local shards (4 bytes a parameter over the ranks of a node; Adam's state is empty before
+        the first step), and as much again for the EMA teacher. An engine other than verl's FSDP one keeps none (its
+        resets read the files)."""
+        engine = self.actor.engine
+        if not isinstance(engine, FSDPEngine):
+            return
+        self.initial_state = InitialState(
+            actor=local_shards(engine.module), optimizer=host_copy(engine.optimizer.state_dict()),
+            lr_scheduler=host_copy(engine.lr_scheduler.state_dict()) if engine.lr_scheduler is not None else None,
+            rng=host_copy(engine.checkpoint_manager.get_rng_state()),
+            teacher=local_shards(self.ref.engine.module) if self._has_ema_teacher() else None)
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)
+    def sdpo_restore_initial_state(self) -> bool:
+        """Restores the snapshot of `sdpo_snapshot_initial_state` as verl's checkpoint load restores its files
+        (weights and teacher copied into their shards where they live; the optimizer loaded with the parameters on
+        the device, then offloaded where its config offloads it; LR schedule; RNG). False, restoring nothing, when
+        this worker holds no snapshot (a new process: the caller loads the files instead)."""
+        state = self.initial_state
+        if state is None:
+            return False
+        engine = self.actor.engine
+        restore_local_shards_(engine.module, state.actor)
+        if state.teacher is not None:
+            restore_local_shards_(self.ref.engine.module, state.teacher)
+        if engine.is_param_offload_enabled:  # Adam's state goes to its parameter's device, as in verl's load
+            load_fsdp_model_to_gpu(engine.module)
+        engine.optimizer.load_state_dict(host_copy(state.optimizer))  # a copy: the loaded tensors become Adam's
+        if engine.is_param_offload_enabled:
+            offload_fsdp_model_to_cpu(engine.module)
+        if engine.is_optimizer_offload_enabled:
+            offload_fsdp_optimizer(engine.optimizer)
+        if state.lr_scheduler is not None:
+            engine.lr_scheduler.load_state_dict(host_copy(state.lr_scheduler))
+        engine.checkpoint_manager.load_rng_state(host_copy(state.rng))
+        return True

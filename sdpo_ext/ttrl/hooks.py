@@ -12,11 +12,14 @@ ends the run after the step in which the last open problem retired.
 Single protocol (`sdpo.ttrl.protocol=single`, `sdpo_ext.ttrl.queue`): the set's problems are trained one at a time
 in one run, each from the run's initial state. Before the first step the actor's state (weights, optimizer, LR
 schedule, RNG, and the EMA teacher) is saved once with verl's checkpoint save (`sdpo_save_initial_state`, kept out of
-verl's rotation); when a problem leaves the queue, `on_step_end` restores it with verl's checkpoint load before verl's
+verl's rotation; a resumed run reads it) and kept in the workers' host memory (`sdpo_snapshot_initial_state`); when a
+problem leaves the queue, `on_step_end` restores it from that snapshot (`sdpo_restore_initial_state`) before verl's
 own weight sync in the same hook, so the rollout engine serves the reset weights before the next problem's first
-rollout. The optimizer's schedule is one problem's (`TTRLSet.step_limit` of a set of one), as in a fresh
-`sdpo.ttrl.theorem=` run; the run's length is the queue's. Each switch is printed as `sdpo_lean/ttrl_switch {json}`
-(from, to, step, reset_s) and logged as `sdpo_lean/ttrl_reset_s`.
+rollout. Workers that hold no snapshot (a resumed process) load the files with verl's checkpoint load instead and
+snapshot the state right after it, so the later resets come from memory (the host memory this takes:
+`SDPOActorRolloutRefWorker.sdpo_snapshot_initial_state`). The optimizer's schedule is one problem's
+(`TTRLSet.step_limit` of a set of one), as in a fresh `sdpo.ttrl.theorem=` run; the run's length is the queue's. Each
+switch is printed as `sdpo_lean/ttrl_switch {json}` (from, to, step, reset_s) and logged as `sdpo_lean/ttrl_reset_s`.
 Departure from a fresh run per problem: the rollout engine's sampler is not reseeded (vLLM offers no reseed of a
 running engine), so a problem's samples differ from a fresh run's with the same seed, with the same distribution.
 
@@ -96,6 +99,7 @@ class TTRLHooks:
             if self.ttrl_queue is not None:  # a fresh run: the state every problem of the queue starts from
                 start = time.perf_counter()
                 self.actor_rollout_wg.sdpo_save_initial_state(self._initial_state_dir())
+                self.actor_rollout_wg.sdpo_snapshot_initial_state()
                 logger.warning("TTRL queue: initial state saved to %s in %.1f s", self._initial_state_dir(),
                                time.perf_counter() - start)
             return
@@ -234,20 +238,30 @@ class TTRLHooks:
 
     def _switch_problem(self, switch: dict) -> float | None:
         """Prints the switch and, when the weights carry another problem's updates, restores the actor's initial
-        state with verl's checkpoint load (the caller's verl hook syncs the rollout engine next). Returns the
-        reset's seconds (None: no reset needed)."""
+        state (`_restore_initial_state`; the caller's verl hook syncs the rollout engine next). Returns the reset's
+        seconds (None: no reset needed)."""
         reset_s = None
         if self.ttrl_queue.needs_reset:
-            if not os.path.isdir(self._initial_state_dir()):
-                raise FileNotFoundError(f"error: the TTRL queue's initial state {self._initial_state_dir()} is gone, "
-                                        f"so problem {switch['to']!r} cannot start from it (start the run anew: "
-                                        f"trainer.resume_mode=disable, or a new trainer.default_local_dir)")
             start = time.perf_counter()
-            self.actor_rollout_wg.load_checkpoint(self._initial_state_dir(), None, False)
+            self._restore_initial_state(switch["to"])
             self.ttrl_queue.reset_done()
             reset_s = round(time.perf_counter() - start, 3)
         print(f"{SWITCH_MARK} {json.dumps({**switch, 'reset_s': reset_s})}", flush=True)
         return reset_s
+
+    def _restore_initial_state(self, problem: str | None) -> None:
+        """The actor's initial state from the workers' host-memory snapshot; where a worker holds none (a resumed
+        process), from the initial state's files with verl's checkpoint load, then snapshotted (the state is the
+        initial one again), so the next resets come from memory."""
+        restored = self.actor_rollout_wg.sdpo_restore_initial_state()  # one answer per rank (Dispatch.ONE_TO_ALL)
+        if all(restored if isinstance(restored, list) else [restored]):
+            return
+        if not os.path.isdir(self._initial_state_dir()):
+            raise FileNotFoundError(f"error: the TTRL queue's initial state {self._initial_state_dir()} is gone, "
+                                    f"so problem {problem!r} cannot start from it (start the run anew: "
+                                    f"trainer.resume_mode=disable, or a new trainer.default_local_dir)")
+        self.actor_rollout_wg.load_checkpoint(self._initial_state_dir(), None, False)
+        self.actor_rollout_wg.sdpo_snapshot_initial_state()
 
     def on_step_end(self):
         """The single protocol's switch first (before verl's weight sync in the same hook), then verl's step end;

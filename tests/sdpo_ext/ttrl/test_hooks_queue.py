@@ -128,6 +128,7 @@ def test_a_run_killed_mid_queue_resumes_at_the_open_problem(queued, make, monkey
     with pytest.raises(FileNotFoundError, match="initial state .* is gone"):
         build(budget=8)._load_checkpoint()
     os.rename(f"{resumed._initial_state_dir()}.away", resumed._initial_state_dir())
+    calls.clear()
     resumed._load_checkpoint()
     queue = resumed.ttrl_queue
     assert (queue.current, queue.problem_steps) == (FOUR[1], 1) and resumed.ttrl_set.solved() == [FOUR[0]]
