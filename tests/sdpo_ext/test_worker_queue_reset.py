@@ -68,10 +68,13 @@ def test_problem_b_after_a_and_the_reset_trains_as_a_fresh_run_on_b(algo, how, m
     queued.sdpo_save_initial_state(initial)
     if how == "memory":
         queued.sdpo_snapshot_initial_state()
+    rng_at_save = torch.get_rng_state()  # the steps here draw no random numbers: the RNG is compared directly
     trained_on_a = first_step(queued, problem_a, sdpo)
     moved = max((trained_on_a["actor"][k] - fresh["actor"][k]).abs().max().item() for k in fresh["actor"])
     assert moved > 1e-4, "training on A did not move the weights away from B's: the test would not see a reset"
+    torch.rand(1)  # moves the RNG on, as sampling on A would
     reset(queued, how, initial, problem_a, sdpo)
+    assert torch.equal(torch.get_rng_state(), rng_at_save), "the reset did not restore the RNG"
     after_reset = first_step(queued, problem_b, sdpo)
 
     torch.testing.assert_close(after_reset["log_probs"], fresh["log_probs"], rtol=0, atol=0)
