@@ -50,6 +50,7 @@ def reset(worker, how: str, initial: str, problem_a, sdpo: bool) -> None:
     worker.load_checkpoint(initial, None, False)
     worker.sdpo_snapshot_initial_state()
     first_step(worker, problem_a, sdpo)  # A again, then the next reset comes from the snapshot
+    torch.rand(1)
     assert worker.sdpo_restore_initial_state() is True
 
 
