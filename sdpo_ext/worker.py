@@ -404,9 +404,10 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def sdpo_save_initial_state(self, local_path):
         """The actor's state before any update, in verl's checkpoint format (weights, optimizer, LR schedule, RNG;
-        the EMA teacher's weights with them), which `load_checkpoint(local_path)` restores before each problem of a
-        single-protocol TTRL queue (sdpo_ext.ttrl.queue). verl's checkpoint manager counts every folder it saved
-        towards `max_ckpt_to_keep` and deletes the oldest: this one is taken out of that count, so it stays."""
+        the EMA teacher's weights with them), from which `load_checkpoint(local_path)` resets a single-protocol TTRL
+        queue (sdpo_ext.ttrl.queue) whose workers hold no host snapshot of it (`sdpo_snapshot_initial_state`: a
+        resumed process). verl's checkpoint manager counts every folder it saved towards `max_ckpt_to_keep` and
+        deletes the oldest: this one is taken out of that count, so it stays."""
         self.save_checkpoint(local_path, None, 0, max_ckpt_to_keep=None)
         manager = getattr(self.actor.engine, "checkpoint_manager", None)
         if manager is not None and local_path in getattr(manager, "previous_saved_paths", []):
@@ -416,10 +417,10 @@ class SDPOActorRolloutRefWorker(ActorRolloutRefWorker):
     def sdpo_snapshot_initial_state(self):
         """Keeps this rank's actor state, as verl's checkpoint holds it (local weight shards, optimizer, LR schedule,
         RNG), and the EMA teacher's local shards, in host memory (`sdpo_ext.ttrl.snapshot.InitialState`); taken when
-        the state is the initial one (after `sdpo_save_initial_state`, or after loading it). Host memory: one fp32
-        copy of the actor's local shards (4 bytes a parameter over the ranks of a node; Adam's state is empty before
-        the first step), and as much again for the EMA teacher. An engine other than verl's FSDP one keeps none (its
-        resets read the files)."""
+        the state is the initial one (after `sdpo_save_initial_state`, or after loading it). Host memory: a copy of
+        the actor's local shards in their dtype (fp32 in verl's training engine: 4 bytes a parameter over the ranks
+        of a node; Adam's state is empty before the first step), and as much again for the fp32 EMA teacher; no
+        setting. An engine other than verl's FSDP one keeps none (its resets read the files)."""
         engine = self.actor.engine
         if not isinstance(engine, FSDPEngine):
             return
