@@ -3,15 +3,16 @@ in this process (the test-only CPU platform of tests/sdpo_ext/cpu_platform.py, t
 tests/sdpo_ext/test_worker_in_process.py builds it: the SDPO kimina recipe, EMA teacher), a random-weight Qwen3 of
 `--shape` with SmolLM2-135M-Instruct's tokenizer.
 
-    python bench/ttrl/reset_cost.py --shape 250m --reps 3 --out bench/ttrl/results/reset_cost_cpu.json
+    python bench/ttrl/reset_cost.py --shape 250m --reps 5 --out bench/ttrl/results/reset_cost_cpu.json
 
 The worker saves its initial state (`sdpo_save_initial_state`) and snapshots it in host memory
 (`sdpo_snapshot_initial_state`), trains one step, then `--reps` times: (a) the reset from disk, the worker's
 `load_checkpoint` as the hook's fallback calls it, split into the EMA teacher's torch.load + copy (our override) and
 verl's `load_checkpoint` with its checkpoint manager's parts (model: torch.load + load_state_dict; optimizer: the
 same; extra: the LR scheduler and RNG file), and (b) the reset from the snapshot (`sdpo_restore_initial_state`), split
-into the actor's and the teacher's shard copies and the optimizer load. Prints each figure and writes the medians
-(seconds), the shape and the machine's load (`uptime`) as JSON. The machine's load moves these figures: compare (a)
+into the actor's and the teacher's shard copies and the optimizer load; the two alternate which goes first. Prints
+each figure and writes the medians (seconds), each reset's total, the shape and the machine's load (`uptime`) as
+JSON. The machine's load moves these figures: compare (a)
 and (b) of one run only.
 """
 from __future__ import annotations
@@ -180,18 +181,22 @@ def measure(shape: str, reps: int, work: Path) -> dict:
         worker.sdpo_snapshot_initial_state()
         snapshot_s = time.perf_counter() - start
         batch.step(worker, sdpo_enabled=True)
-        disk, memory = [], []
+        runs = {"disk": [], "memory": []}
+        resets = {"disk": lambda: worker.load_checkpoint(initial, None, False),
+                  "memory": worker.sdpo_restore_initial_state}
         for rep in range(reps):
-            disk.append(timed_reset(lambda: worker.load_checkpoint(initial, None, False), worker))
-            memory.append(timed_reset(worker.sdpo_restore_initial_state, worker))
-            print(f"rep {rep}: disk {json.dumps({k: round(v, 3) for k, v in disk[-1].items()})}", flush=True)
-            print(f"rep {rep}: memory {json.dumps({k: round(v, 3) for k, v in memory[-1].items()})}", flush=True)
+            for kind in ("disk", "memory") if rep % 2 == 0 else ("memory", "disk"):  # neither always goes first
+                runs[kind].append(timed_reset(resets[kind], worker))
+                print(f"rep {rep}: {kind} {json.dumps({k: round(v, 3) for k, v in runs[kind][-1].items()})}",
+                      flush=True)
     state = worker.initial_state
     host_bytes = sum(t.numel() * t.element_size() for part in (state.actor, state.teacher) for t in part.values())
     return {"shape": shape, "parameters": parameters, **SHAPES[shape], "reps": reps,
             "torch_threads": torch.get_num_threads(), "save_initial_state_s": round(save_s, 3),
             "snapshot_s": round(snapshot_s, 3), "snapshot_host_gib": round(host_bytes / 2**30, 3),
-            "disk_reset_s": medians(disk), "memory_reset_s": medians(memory),
+            "disk_reset_s": medians(runs["disk"]), "memory_reset_s": medians(runs["memory"]),
+            "disk_reset_total_s_each": [round(run["total"], 3) for run in runs["disk"]],
+            "memory_reset_total_s_each": [round(run["total"], 3) for run in runs["memory"]],
             "uptime_before": load_before, "uptime_after": load_average(),
             "commit": subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                                      text=True).stdout.strip()}
