@@ -3,10 +3,11 @@ in this process (the test-only CPU platform of tests/sdpo_ext/cpu_platform.py, t
 tests/sdpo_ext/test_worker_in_process.py builds it: the SDPO kimina recipe, EMA teacher), a random-weight Qwen3 of
 `--shape` with SmolLM2-135M-Instruct's tokenizer.
 
-    python bench/ttrl/reset_cost.py --shape 250m --reps 5 --out bench/ttrl/results/reset_cost_cpu.json
+    python bench/ttrl/reset_cost.py --shape 250m --reps 4 --out bench/ttrl/results/reset_cost_cpu.json
 
 The worker saves its initial state (`sdpo_save_initial_state`) and snapshots it in host memory
-(`sdpo_snapshot_initial_state`), trains one step, then `--reps` times: (a) the reset from disk, the worker's
+(`sdpo_snapshot_initial_state`), then `--reps` times, each after a training step (as in a run): (a) the reset
+from disk, the worker's
 `load_checkpoint` as the hook's fallback calls it, split into the EMA teacher's torch.load + copy (our override) and
 verl's `load_checkpoint` with its checkpoint manager's parts (model: torch.load + load_state_dict; optimizer: the
 same; extra: the LR scheduler and RNG file), and (b) the reset from the snapshot (`sdpo_restore_initial_state`), split
@@ -180,12 +181,12 @@ def measure(shape: str, reps: int, work: Path) -> dict:
         start = time.perf_counter()
         worker.sdpo_snapshot_initial_state()
         snapshot_s = time.perf_counter() - start
-        batch.step(worker, sdpo_enabled=True)
         runs = {"disk": [], "memory": []}
         resets = {"disk": lambda: worker.load_checkpoint(initial, None, False),
                   "memory": worker.sdpo_restore_initial_state}
         for rep in range(reps):
             for kind in ("disk", "memory") if rep % 2 == 0 else ("memory", "disk"):  # neither always goes first
+                batch.step(worker, sdpo_enabled=True)  # as in a run: a reset follows a problem's training step
                 runs[kind].append(timed_reset(resets[kind], worker))
                 print(f"rep {rep}: {kind} {json.dumps({k: round(v, 3) for k, v in runs[kind][-1].items()})}",
                       flush=True)
