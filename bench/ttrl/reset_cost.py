@@ -6,15 +6,13 @@ tests/sdpo_ext/test_worker_in_process.py builds it: the SDPO kimina recipe, EMA 
     python bench/ttrl/reset_cost.py --shape 250m --reps 4 --out bench/ttrl/results/reset_cost_cpu.json
 
 The worker saves its initial state (`sdpo_save_initial_state`) and snapshots it in host memory
-(`sdpo_snapshot_initial_state`), then `--reps` times, each after a training step (as in a run): (a) the reset
-from disk, the worker's
-`load_checkpoint` as the hook's fallback calls it, split into the EMA teacher's torch.load + copy (our override) and
-verl's `load_checkpoint` with its checkpoint manager's parts (model: torch.load + load_state_dict; optimizer: the
-same; extra: the LR scheduler and RNG file), and (b) the reset from the snapshot (`sdpo_restore_initial_state`), split
-into the actor's and the teacher's shard copies and the optimizer load; the two alternate which goes first. Prints
-each figure and writes the medians (seconds), each reset's total, the shape and the machine's load (`uptime`) as
-JSON. The machine's load moves these figures: compare (a)
-and (b) of one run only.
+(`sdpo_snapshot_initial_state`), then `--reps` times, each after a training step (as in a run): (a) the reset from
+disk, the worker's `load_checkpoint` as the hook's fallback calls it, split into the EMA teacher's torch.load + copy
+(our override) and verl's `load_checkpoint` with its checkpoint manager's parts (model: torch.load +
+load_state_dict; optimizer: the same; extra: the LR scheduler and RNG file), and (b) the reset from the snapshot
+(`sdpo_restore_initial_state`), split into the actor's and the teacher's shard copies and the optimizer load; the two
+alternate which goes first. Prints each figure and writes the medians (seconds), each reset's total, the shape and
+the machine's load (`uptime`) as JSON. The machine's load moves these figures: compare (a) and (b) of one run only.
 """
 from __future__ import annotations
 
