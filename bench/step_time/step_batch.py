@@ -14,6 +14,7 @@ pass (inside `old_log_prob`).
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,9 @@ from tensordict import TensorDict
 
 from sdpo_ext.judged import JudgedSample, is_valid
 from sdpo_ext.teacher_prep import in_background
+
+# the statement of every random batch's problems (random_rollout_batch): random text never proves it
+BENCH_STATEMENT = "theorem bench_{i} (x : ℕ) (h₀ : x + 3 = 13) : x = 10 := by\n"
 
 
 def _jagged(rows: list[list[int]] | list[torch.Tensor], dtype=torch.int64) -> torch.Tensor:
@@ -233,3 +237,22 @@ class StepBatch:
             phases["sdpo_teacher_forward"] = teacher
         return {k: round(float(v), 3) for k, v in phases.items()}, {k: float(v) for k, v in metrics.items()
                                                                      if np.isscalar(v)}
+
+
+def bench_ground_truths(prompts: int) -> list[str]:
+    """The ground truths of `prompts` problems bench_0.. with BENCH_STATEMENT."""
+    return [json.dumps({"name": f"bench_{i}", "formal_statement": BENCH_STATEMENT.format(i=i)})
+            for i in range(prompts)]
+
+
+def random_rollout_batch(cfg, tokenizer, prompts: int = 2, n: int = 4, first_length: int = 30) -> StepBatch:
+    """`prompts` x `n` samples of random text (first_length, first_length + 1, ... tokens); sample 0 of prompt 0 is
+    the one correct attempt (the tests' batch and bench/ttrl/reset_cost.py's)."""
+    messages = [[{"role": "user", "content": f"Prove bench_{i}."}] for i in range(prompts)]
+    prompt_ids = [tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=True, return_dict=False)
+                  for m in messages]
+    generator = torch.Generator().manual_seed(0)
+    responses = [torch.randint(100, 40_000, (first_length + i,), generator=generator).tolist()
+                 for i in range(prompts * n)]
+    return StepBatch.from_rollout(cfg, prompt_ids, messages, bench_ground_truths(prompts), responses,
+                                  ["length"] * len(responses), 1)

@@ -37,8 +37,6 @@ for folder in (REPO, REPO / "bench" / "step_time", REPO / "tests" / "sdpo_ext"):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-STATEMENT = "theorem bench_{i} (x : ℕ) (h₀ : x + 3 = 13) : x = 10 := by\n"  # as tests/bench/test_step_phases.py
-
 SHAPES = {  # random Qwen3 shapes (tied embeddings, SmolLM2's 49k vocabulary): parameters in the name
     "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2, head_dim=16),  # the tests' model
@@ -129,21 +127,6 @@ def model_dir(shape: str, tokenizer, folder: Path) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def random_rollout_batch(cfg, tokenizer, prompts: int, n: int, first_length: int):
-    """`prompts` x `n` samples of random text (first_length, first_length + 1, ... tokens); sample 0 of prompt 0 is
-    the one correct attempt (tests/bench/test_step_phases.py's batch)."""
-    from step_batch import StepBatch
-
-    messages = [[{"role": "user", "content": f"Prove bench_{i}."}] for i in range(prompts)]
-    prompt_ids = [tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=True, return_dict=False)
-                  for m in messages]
-    generator = torch.Generator().manual_seed(0)
-    responses = [torch.randint(100, 40_000, (first_length + i,), generator=generator).tolist()
-                 for i in range(prompts * n)]
-    truths = [json.dumps({"name": f"bench_{i}", "formal_statement": STATEMENT.format(i=i)}) for i in range(prompts)]
-    return StepBatch.from_rollout(cfg, prompt_ids, messages, truths, responses, ["length"] * len(responses), 1)
-
-
 def medians(runs: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(statistics.median(run.get(key, 0.0) for run in runs), 4) for key in runs[0]}
 
@@ -154,6 +137,7 @@ def load_average() -> str:
 
 def measure(shape: str, reps: int, work: Path) -> dict:
     from cpu_platform import CPU_CONFIG_OVERRIDES, cpu_platform_installed
+    from step_batch import random_rollout_batch
     from step_phases import compose_config, overrides
     from transformers import AutoTokenizer
 

@@ -17,10 +17,9 @@ from tests.bench.bench_scripts import on_path
 from tests.sdpo_ext.cpu_platform import cpu_platform_installed
 
 on_path("step_time")
-from step_batch import StepBatch  # noqa: E402
+from step_batch import BENCH_STATEMENT as STATEMENT  # noqa: E402
+from step_batch import StepBatch, random_rollout_batch  # noqa: E402
 from step_phases import ALGOS, compose_config, overrides  # noqa: E402
-
-STATEMENT = "theorem bench_{i} (x : ℕ) (h₀ : x + 3 = 13) : x = 10 := by\n"
 
 
 class RecordingWorker:
@@ -62,23 +61,6 @@ def _cpu():
 def _env(monkeypatch, tmp_path):
     monkeypatch.setenv("SDPO_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SDPO_OUTPUT_DIR", str(tmp_path / "runs"))
-
-
-def ground_truths(prompts: int) -> list[str]:
-    return [json.dumps({"name": f"bench_{i}", "formal_statement": STATEMENT.format(i=i)}) for i in range(prompts)]
-
-
-def random_rollout_batch(cfg, tokenizer, prompts: int = 2, n: int = 4, first_length: int = 30) -> StepBatch:
-    """`prompts` x `n` samples of random text (first_length, first_length + 1, ... tokens); sample 0 of prompt 0 is
-    the one correct attempt."""
-    messages = [[{"role": "user", "content": f"Prove bench_{i}."}] for i in range(prompts)]
-    prompt_ids = [tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=True, return_dict=False)
-                  for m in messages]
-    generator = torch.Generator().manual_seed(0)
-    responses = [torch.randint(100, 40_000, (first_length + i,), generator=generator).tolist()
-                 for i in range(prompts * n)]
-    return StepBatch.from_rollout(cfg, prompt_ids, messages, ground_truths(prompts), responses,
-                                  ["length"] * len(responses), 1)
 
 
 def batch_for(algo: str, model_dir: Path, smollm2_tokenizer, prompts: int = 2, n: int = 4) -> StepBatch:

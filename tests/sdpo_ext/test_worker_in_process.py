@@ -17,11 +17,11 @@ import torch
 from verl.utils import tensordict_utils as tu
 
 from tests.bench.bench_scripts import on_path
-from tests.bench.test_step_phases import ground_truths, random_rollout_batch
 from tests.sdpo_ext.cpu_platform import CPU_CONFIG_OVERRIDES
 
 on_path("step_time")
-from step_batch import InProcessWorkerGroup, StepBatch  # noqa: E402
+from step_batch import InProcessWorkerGroup, StepBatch, random_rollout_batch  # noqa: E402
+from step_batch import bench_ground_truths as ground_truths  # noqa: E402
 from step_phases import compose_config, overrides  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("run_dirs")

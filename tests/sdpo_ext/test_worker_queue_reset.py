@@ -15,8 +15,7 @@ import pytest
 import torch
 from verl.utils import tensordict_utils as tu
 
-from tests.bench.test_step_phases import random_rollout_batch
-from tests.sdpo_ext.test_worker_in_process import parameters, step_batch, worker_for
+from tests.sdpo_ext.test_worker_in_process import parameters, random_rollout_batch, step_batch, worker_for
 
 pytestmark = pytest.mark.usefixtures("run_dirs")
 

@@ -25,10 +25,10 @@ from verl.utils import tensordict_utils as tu
 from verl.workers.utils.padding import no_padding_2_padding
 
 from tests.bench.bench_scripts import on_path
-from tests.bench.test_step_phases import random_rollout_batch
 from tests.sdpo_ext.cpu_platform import CPU_CONFIG_OVERRIDES
 
 on_path("step_time")
+from step_batch import random_rollout_batch  # noqa: E402
 from step_phases import FAST, compose_config  # noqa: E402
 from step_phases import packed as packed_settings  # noqa: E402
 
